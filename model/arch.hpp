@@ -1,0 +1,68 @@
+// Architecture table: every capacity and timing number pipesim uses lives here.
+// Capacities come from ../shared/spec/semantics.md; timing constants are the model's
+// calibration (docs/calibration.md says where each comes from and how sure we are).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace pipesim::model {
+
+// Per-SM and per-device capacities of one architecture.
+struct Capacity {
+  int sms = 0;
+  int64_t smem_per_sm = 0;          // bytes
+  int64_t smem_per_block = 0;       // bytes, opt-in maximum for one CTA
+  int64_t regs_per_sm = 0;          // 32-bit registers
+  int regs_per_thread_max = 0;
+  int threads_per_sm = 0;
+  int threads_per_block = 0;
+  int blocks_per_sm = 0;
+  int cluster_portable = 0;         // 0: clusters not supported
+  int cluster_max = 0;              // non-portable maximum
+  int tmem_lanes = 0;               // 0: no tensor memory
+  int tmem_columns = 0;
+};
+
+// Latencies and rates the discrete-event engine charges. Nanoseconds and bytes/ns.
+struct Timing {
+  double clock_ghz = 0;             // SM clock used to convert cycles
+  double hbm_bytes_per_ns = 0;      // device-wide DRAM bandwidth (bytes/ns == GB/s / 1)
+  double tma_latency_ns = 0;        // issue to first byte landing, small copies
+  double tma_issue_ns = 0;          // cost to the issuing warp
+  double smem_bytes_per_ns = 0;     // per SM, what a bulk store reads out of smem
+  double op_issue_ns = 0;           // any other instruction's cost to its warp
+  double mbarrier_wake_ns = 0;      // phase flip to waiter resumed
+  double remote_arrive_ns = 0;      // arrive on another CTA's barrier (DSMEM)
+  double named_barrier_ns = 0;      // last arrival to release
+  double cluster_barrier_ns = 0;    // last arrival to release
+};
+
+struct Arch {
+  std::string_view name;            // "sm_90a"
+  std::string_view product;         // "H100 SXM"
+  Capacity cap;
+  Timing time;
+  bool has_tcgen05 = false;
+  bool uncertain = false;           // capacities not confirmed on silicon
+  // What is uncertain about this row, in words ("" when nothing is); reports print it.
+  std::string_view uncertain_note = {};
+  // The shared-memory capacity CUTLASS's stage solvers use for this family
+  // (cutlass.utils.get_smem_capacity_in_bytes: (228-1) KiB on sm_90/100/103, (100-1) KiB on sm_120).
+  // Equal to cap.smem_per_block on every row today; kept apart because the solver's constant and the
+  // device's opt-in limit are different facts (bug-catalog item 9).
+  int64_t solver_smem_capacity = 0;
+  // Shared memory the driver reserves per resident CTA (CUDA programming guide, compute capability
+  // 8.0+: 1 KiB per block; it is also smem_per_sm - smem_per_block in semantics.md's table).
+  int64_t smem_reserved_per_block = 1024;
+};
+
+// All architectures pipesim knows, in a fixed order.
+std::span<const Arch> all_archs();
+
+// nullptr when the name is unknown.
+const Arch* find_arch(std::string_view name);
+
+}  // namespace pipesim::model

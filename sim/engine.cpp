@@ -1,0 +1,712 @@
+// The discrete-event engine. Warps are processes pulling primitive ops from their lowered
+// programs; asynchronous units (TMA, bulk stores, remote arrivals) are events. All mbarrier
+// state changes go through sim/mbarrier.hpp; this file routes, times and observes them.
+#include "sim/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <random>
+#include <string>
+
+#include "sim/explain.hpp"
+#include "sim/lowering.hpp"
+#include "sim/mbarrier.hpp"
+
+namespace pipesim::sim {
+
+uint32_t barrier_slot(const Kernel& kernel, uint32_t array, uint32_t index) {
+  uint32_t base = 0;
+  for (uint32_t a = 0; a < array; ++a) base += kernel.barriers[a].size;
+  return base + index;
+}
+
+namespace {
+
+constexpr int kNamedBarriers = 16;
+
+enum class EventKind : uint8_t { WarpStep, TxLand, RemoteOp, StoreReadDone, ClusterLaunch };
+
+struct Event {
+  double t;
+  uint64_t seq;
+  EventKind kind;
+  uint32_t target;  // warp id / cta / cluster
+  uint32_t slot;    // barrier slot
+  uint32_t site;
+  uint32_t from_warp;
+  OpKind op;        // RemoteOp: which operation
+  int64_t value;
+};
+struct Later {
+  bool operator()(const Event& x, const Event& y) const { return x.t > y.t || (x.t == y.t && x.seq > y.seq); }
+};
+
+enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed };
+
+struct WarpRt {
+  WarpRt(WarpProgram p, int c, int w, int r) : prog(std::move(p)), cta(c), warp(w), role(r) {}
+  WarpProgram prog;
+  int cta, warp, role;
+  WarpStatus status = WarpStatus::NotStarted;
+  Op cur{};
+  Block block = Block::None;
+  double block_since = 0;
+  int64_t ops = 0;
+  int64_t cluster_arrived = -1;  // cluster-barrier phase this warp last arrived on
+  // Bulk async-groups: committed groups (read-done, write-done) in commit order + the open one.
+  struct Group { double read_done = 0, write_done = 0; };
+  std::vector<Group> groups;
+  Group open;
+  bool open_used = false;
+};
+
+struct NamedRt {
+  int64_t count = 0;      // thread count of the current phase (0: no arrival yet)
+  int64_t arrived = 0;    // threads
+  std::vector<uint32_t> warps;    // warps that arrived this phase (by id)
+  std::vector<uint32_t> waiters;  // warp ids blocked in bar.sync
+};
+
+struct CtaRt {
+  bool started = false, exited = false;
+  int live = 0;  // warps not exited
+  std::vector<MBarrier> bars;
+  std::vector<uint8_t> fenced, visible;  // per slot: fence.mbarrier_init seen; + cluster barrier
+  std::vector<std::vector<uint32_t>> waiters;  // per slot: warp ids
+  NamedRt named[kNamedBarriers];
+  int tma_inflight = 0;
+  int store_reads_inflight = 0;
+  uint32_t first_warp = 0;
+};
+
+struct ClusterRt {
+  bool started = false;
+  int live = 0;           // warps not exited in the cluster
+  int arrived = 0;
+  int64_t phase = 0;      // completed cluster-barrier phases
+  std::vector<uint32_t> waiters;
+};
+
+class Engine {
+ public:
+  Engine(const Kernel& k, const RunOptions& o) : k_(k), o_(o), rng_(o.seed) {
+    const model::Timing& t = k.arch->time;
+    tm_ = t;
+    for (const BarrierArray& a : k.barriers) slots_ += a.size;
+    array_of_slot_.reserve(slots_);
+    for (uint32_t a = 0; a < k.barriers.size(); ++a)
+      for (uint32_t i = 0; i < k.barriers[a].size; ++i) array_of_slot_.push_back(a);
+    nctas_ = static_cast<int>(k.launch.ctas);
+    csize_ = static_cast<int>(k.launch.cluster);
+    wpc_ = k.launch.warps();
+    ctas_.resize(static_cast<size_t>(nctas_));
+    clusters_.resize(static_cast<size_t>(nctas_ / csize_));
+    free_slots_ = static_cast<int64_t>(k.arch->cap.sms) * k.launch.ctas_per_sm;
+    warps_.reserve(static_cast<size_t>(nctas_) * static_cast<size_t>(wpc_));
+    role_wait_ns_.assign(std::max<size_t>(1, k.roles.size()) * (k.barriers.size() + 3), 0.0);
+  }
+
+  RunResult run() {
+    for (size_t c = 0; c < clusters_.size(); ++c) {
+      if (free_slots_ < csize_) break;
+      launch_cluster(static_cast<int>(c), 0.0);
+    }
+    while (!q_.empty() && !fatal_) {
+      if (res_.events >= o_.max_events)
+        throw std::runtime_error("event limit of " + std::to_string(o_.max_events) +
+                                 " reached; raise it with --max-events if the scenario is really this long");
+      Event e = q_.top();
+      q_.pop();
+      ++res_.events;
+      now_ = e.t;
+      dispatch(e);
+    }
+    finish();
+    return std::move(res_);
+  }
+
+ private:
+  // --------------------------------------------------------------- plumbing
+  void push(double t, EventKind kind, uint32_t target, uint32_t slot = 0, uint32_t site = 0,
+            uint32_t from = 0, OpKind op = OpKind::Compute, int64_t value = 0) {
+    q_.push(Event{t, seq_++, kind, target, slot, site, from, op, value});
+  }
+  double jit(double ns) {
+    if (o_.jitter <= 0 || ns <= 0) return ns;
+    std::uniform_real_distribution<double> d(-o_.jitter, o_.jitter);
+    return ns * (1.0 + d(rng_));
+  }
+  CtaRt& cta(int c) { return ctas_[static_cast<size_t>(c)]; }
+  int cluster_of(int c) const { return c / csize_; }
+  int cta_of_rank(int own, int32_t rank) const {
+    return rank == BarRef::kOwnCta ? own : cluster_of(own) * csize_ + rank;
+  }
+  std::string bar_name(uint32_t slot) const {
+    const uint32_t a = array_of_slot_[slot];
+    return k_.barriers[a].name + "[" + std::to_string(slot - barrier_slot(k_, a, 0)) + "]";
+  }
+
+  void fault(const std::string& kind, const WarpRt* w, uint32_t site, std::string msg,
+             std::vector<std::string> notes = {}) {
+    Finding f;
+    f.kind = kind;
+    f.fatal = true;
+    if (w) {
+      f.cta = w->cta;
+      f.warp = w->warp;
+    }
+    f.site = site;
+    f.message = std::move(msg);
+    f.notes = std::move(notes);
+    res_.findings.push_back(std::move(f));
+    if (w) const_cast<WarpRt*>(w)->status = WarpStatus::Faulted;
+    fatal_ = true;
+  }
+  void warn(const std::string& kind, int c, int w, uint32_t site, std::string msg, std::vector<std::string> notes = {}) {
+    res_.findings.push_back(Finding{kind, false, c, w, site, std::move(msg), std::move(notes)});
+  }
+  std::string state_note(const MBarrier& b) const {
+    return "barrier state: phase " + std::to_string(b.completed) + " (parity " + std::to_string(b.completed & 1) +
+           "), pending " + std::to_string(b.pending) + " of " + std::to_string(b.expected) + ", tx " +
+           std::to_string(b.tx);
+  }
+
+  // ------------------------------------------------------------- launching
+  void launch_cluster(int cl, double t) {
+    ClusterRt& c = clusters_[static_cast<size_t>(cl)];
+    c.started = true;
+    free_slots_ -= csize_;
+    ++next_cluster_;
+    for (int r = 0; r < csize_; ++r) {
+      const int id = cl * csize_ + r;
+      CtaRt& ct = cta(id);
+      ct.started = true;
+      ct.bars.assign(slots_, MBarrier{});
+      ct.fenced.assign(slots_, 0);
+      ct.visible.assign(slots_, 0);
+      ct.waiters.assign(slots_, {});
+      for (uint32_t a = 0; a < k_.barriers.size(); ++a) {
+        if (!k_.barriers[a].init_count) continue;
+        for (uint32_t i = 0; i < k_.barriers[a].size; ++i) {
+          const uint32_t s = barrier_slot(k_, a, i);
+          mbar_init(ct.bars[s], *k_.barriers[a].init_count);
+          ct.fenced[s] = ct.visible[s] = 1;  // constructor: init, fence, cluster sync
+        }
+      }
+      ct.first_warp = static_cast<uint32_t>(warps_.size());
+      ct.live = wpc_;
+      c.live += wpc_;
+      for (int w = 0; w < wpc_; ++w) {
+        warps_.emplace_back(WarpProgram(k_, id, w), id, w, role_of_warp(k_, w));
+        warps_.back().status = WarpStatus::Blocked;
+        push(t, EventKind::WarpStep, static_cast<uint32_t>(warps_.size() - 1));
+      }
+    }
+  }
+
+  // -------------------------------------------------------------- dispatch
+  void dispatch(const Event& e) {
+    switch (e.kind) {
+      case EventKind::WarpStep: step(e.target); break;
+      case EventKind::TxLand: land(e); break;
+      case EventKind::RemoteOp: remote(e); break;
+      case EventKind::StoreReadDone: --cta(static_cast<int>(e.target)).store_reads_inflight; break;
+      case EventKind::ClusterLaunch: break;
+    }
+  }
+
+  void resume(WarpRt& w, uint32_t id, double at) {
+    if (w.block != Block::None) {
+      const double waited = now_ - w.block_since;
+      add_role_wait(w, waited);
+      if (o_.record_trace) span(w, w.block_since, now_, wait_label(w), true);
+      w.block = Block::None;
+    }
+    w.status = WarpStatus::Blocked;  // scheduled, not yet running
+    push(at, EventKind::WarpStep, id);
+  }
+
+  void add_role_wait(const WarpRt& w, double ns) {
+    if (w.role < 0) return;
+    size_t col = k_.barriers.size();
+    if (w.block == Block::Mbarrier) col = w.cur.bar.array;
+    else if (w.block == Block::Named) col = k_.barriers.size() + 0;
+    else if (w.block == Block::Cluster) col = k_.barriers.size() + 1;
+    else if (w.block == Block::Timed) col = k_.barriers.size() + 2;
+    role_wait_ns_[static_cast<size_t>(w.role) * (k_.barriers.size() + 3) + col] += ns;
+  }
+
+  std::string wait_label(const WarpRt& w) const {
+    switch (w.block) {
+      case Block::Mbarrier: return "wait " + bar_name(barrier_slot(k_, w.cur.bar.array, w.cur.bar.index)) + " parity " + std::to_string(w.cur.a);
+      case Block::Named: return "bar_sync " + std::to_string(w.cur.a);
+      case Block::Cluster: return "cluster_wait";
+      case Block::Timed: return "wait_group " + std::to_string(w.cur.a);
+      case Block::None: break;
+    }
+    return "";
+  }
+  void span(const WarpRt& w, double b, double e, std::string label, bool blocked) {
+    res_.spans.push_back(TraceSpan{w.cta, w.warp, b, e, w.cur.site, std::move(label), blocked});
+  }
+
+  // One op of warp `id` at now_.
+  void step(uint32_t id) {
+    WarpRt& w = warps_[id];
+    if (w.status == WarpStatus::Faulted || w.status == WarpStatus::Exited) return;
+    if (!w.prog.next(w.cur)) {
+      exit_warp(id);
+      return;
+    }
+    w.status = WarpStatus::Blocked;
+    ++w.ops;
+    exec(w, id);
+  }
+
+  void exec(WarpRt& w, uint32_t id) {
+    const Op& op = w.cur;
+    const double issue = jit(tm_.op_issue_ns);
+    switch (op.kind) {
+      case OpKind::Compute: {
+        const double d = jit(static_cast<double>(op.a));
+        if (o_.record_trace) span(w, now_, now_ + d, "compute", false);
+        push(now_ + d, EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::Wait: return do_wait(w, id);
+      case OpKind::TestWait: {
+        const uint32_t s = slot(op.bar);
+        if (!check_local(w, op, "test_wait")) return;
+        MBarrier& b = cta(w.cta).bars[s];
+        if (!b.initialised) return fault("uninit", &w, op.site, "test_wait on " + bar_name(s) + ", which was never initialised");
+        const bool got = mbar_parity_passed(b, op.a);
+        if (got != (op.b != 0))
+          return fault("assertion", &w, op.site,
+                       "test_wait " + bar_name(s) + " parity " + std::to_string(op.a) + " returned " +
+                           (got ? "true" : "false") + ", the scenario expects " + (op.b ? "true" : "false"),
+                       {state_note(b)});
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ExpectTx:
+      case OpKind::CompleteTx: case OpKind::ArriveDrop: {
+        const int target = cta_of_rank(w.cta, op.bar.rank);
+        const uint32_t s = slot(op.bar);
+        if (target == w.cta) {
+          apply(target, s, op.kind, op.a, op.site, &w);
+        } else {
+          CtaRt& tc = cta(target);
+          if (tc.exited)
+            return fault("exited_target", &w, op.site,
+                         std::string(op_name(op.kind)) + " on " + bar_name(s) + " of CTA " + std::to_string(target) +
+                             ", which has already exited");
+          push(now_ + jit(tm_.remote_arrive_ns), EventKind::RemoteOp, static_cast<uint32_t>(target), s, op.site,
+               id, op.kind, op.a);
+        }
+        if (!fatal_) push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::Init: {
+        if (!check_local(w, op, "init")) return;
+        const uint32_t s = slot(op.bar);
+        CtaRt& c = cta(w.cta);
+        const MbarOutcome r = mbar_init(c.bars[s], op.a);
+        if (r.violation == MbarViolation::Reinit)
+          return fault("reinit", &w, op.site, "init of " + bar_name(s) + ", which is live (initialised and not invalidated)",
+                       {state_note(c.bars[s]), "invalidate it first (inval) or initialise it once"});
+        if (r.violation == MbarViolation::CountRange)
+          return fault("count_range", &w, op.site, "init count " + std::to_string(op.a) + " is outside 1 .. 2^20-1");
+        c.fenced[s] = c.visible[s] = 0;
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::Inval: {
+        if (!check_local(w, op, "inval")) return;
+        const uint32_t s = slot(op.bar);
+        mbar_inval(cta(w.cta).bars[s]);
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::FenceInit: {
+        CtaRt& c = cta(w.cta);
+        for (uint32_t s = 0; s < slots_; ++s)
+          if (c.bars[s].initialised) c.fenced[s] = 1;
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::TmaLoad: return do_tma(w, id);
+      case OpKind::BulkStore: {
+        if (op.a <= 0 || op.a % 16 != 0)
+          return fault("bad_operand", &w, op.site, "bulk store of " + std::to_string(op.a) + " bytes: sizes must be positive multiples of 16");
+        const double read_done = now_ + jit(tm_.tma_latency_ns * 0.25) + static_cast<double>(op.a) / tm_.smem_bytes_per_ns;
+        const double start = std::max(read_done, hbm_free_);
+        hbm_free_ = start + static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+        w.open.read_done = std::max(w.open.read_done, read_done);
+        w.open.write_done = std::max(w.open.write_done, hbm_free_);
+        w.open_used = true;
+        ++cta(w.cta).store_reads_inflight;
+        push(read_done, EventKind::StoreReadDone, static_cast<uint32_t>(w.cta));
+        if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, hbm_free_, op.site, "store " + std::to_string(op.a) + " B", false});
+        push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::CommitGroup:
+        w.groups.push_back(w.open);
+        w.open = {};
+        w.open_used = false;
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      case OpKind::WaitGroup: {
+        // Groups complete in commit order: wait until at most N of the newest are pending.
+        double until = now_;
+        const int64_t keep = std::max<int64_t>(0, op.a);
+        const int64_t n = static_cast<int64_t>(w.groups.size());
+        for (int64_t g = 0; g < n - keep; ++g) {
+          const auto& gr = w.groups[static_cast<size_t>(g)];
+          until = std::max(until, op.b ? gr.read_done : gr.write_done);
+        }
+        if (n > keep) w.groups.erase(w.groups.begin(), w.groups.begin() + (n - keep));
+        if (until > now_) {
+          // The wait's end is known now: account it and resume the warp then.
+          w.block = Block::Timed;
+          add_role_wait(w, until - now_);
+          if (o_.record_trace) span(w, now_, until, wait_label(w), true);
+          w.block = Block::None;
+          push(until + issue, EventKind::WarpStep, id);
+          return;
+        }
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::NamedSync: case OpKind::NamedArrive: return do_named(w, id);
+      case OpKind::ClusterArrive: {
+        ClusterRt& c = clusters_[static_cast<size_t>(cluster_of(w.cta))];
+        if (w.cluster_arrived == c.phase)
+          return fault("named_overrun", &w, op.site, "cluster_arrive twice in one cluster-barrier phase");
+        w.cluster_arrived = c.phase;
+        ++c.arrived;
+        cluster_try_complete(cluster_of(w.cta));
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::ClusterWait: {
+        ClusterRt& c = clusters_[static_cast<size_t>(cluster_of(w.cta))];
+        if (c.phase > w.cluster_arrived && w.cluster_arrived >= 0) {
+          push(now_ + issue, EventKind::WarpStep, id);
+          return;
+        }
+        w.block = Block::Cluster;
+        w.block_since = now_;
+        c.waiters.push_back(id);
+        return;
+      }
+    }
+  }
+
+  uint32_t slot(const BarRef& r) const { return barrier_slot(k_, r.array, r.index); }
+
+  bool check_local(WarpRt& w, const Op& op, const char* what) {
+    if (op.bar.rank != BarRef::kOwnCta && cta_of_rank(w.cta, op.bar.rank) != w.cta) {
+      fault("remote_wait", &w, op.site,
+            std::string(what) + " on " + bar_name(slot(op.bar)) + " of cluster rank " + std::to_string(op.bar.rank) +
+                ": only the CTA's own barriers can be waited on or initialised");
+      return false;
+    }
+    return true;
+  }
+
+  void do_wait(WarpRt& w, uint32_t id) {
+    const Op& op = w.cur;
+    if (!check_local(w, op, "wait")) return;
+    const uint32_t s = slot(op.bar);
+    CtaRt& c = cta(w.cta);
+    MBarrier& b = c.bars[s];
+    if (!b.initialised)
+      return fault("uninit", &w, op.site, "wait on " + bar_name(s) + ", which was never initialised");
+    if (op.a != 0 && op.a != 1)
+      return fault("bad_operand", &w, op.site, "wait parity " + std::to_string(op.a) + " is not 0 or 1");
+    if (op.flags & kFlagPhaseTracked) {
+      const int64_t d = mbar_wait_distance(b, op.b);
+      if (d != 0)
+        return fault("stale_wait", &w, op.site,
+                     "wait on " + bar_name(s) + " for its completion #" + std::to_string(op.b) + " (parity " +
+                         std::to_string(op.a) + ") while it has completed " + std::to_string(b.completed) +
+                         " phases: the parity bit aliases " + (d > 0 ? "an older" : "a later") + " phase",
+                     {state_note(b), d > 0 ? "this warp is two or more phases behind the barrier: another party ran a full lap ahead (too few arrivals gate it)"
+                                           : "this warp runs ahead of the barrier by two or more phases"});
+    }
+    if (mbar_parity_passed(b, op.a)) {
+      push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+      return;
+    }
+    w.block = Block::Mbarrier;
+    w.block_since = now_;
+    c.waiters[s].push_back(id);
+  }
+
+  void do_tma(WarpRt& w, uint32_t id) {
+    const Op& op = w.cur;
+    if (op.a <= 0 || op.a % 16 != 0)
+      return fault("bad_operand", &w, op.site, "TMA of " + std::to_string(op.a) + " bytes: sizes must be positive multiples of 16");
+    if (op.b < 0 || (op.b >> csize_) != 0)
+      return fault("bad_operand", &w, op.site, "multicast mask " + std::to_string(op.b) + " names ranks outside a cluster of " + std::to_string(csize_));
+    const uint32_t s = slot(op.bar);
+    const double start = std::max(now_ + jit(tm_.tma_issue_ns), hbm_free_);
+    hbm_free_ = start + static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+    const double land_at = hbm_free_ + jit(tm_.tma_latency_ns);
+    const int base = cluster_of(w.cta) * csize_;
+    for (int r = 0; r < csize_; ++r) {
+      const int dst = op.b == 0 ? (r == 0 ? w.cta : -1) : (((op.b >> r) & 1) ? base + r : -1);
+      if (dst < 0) continue;
+      CtaRt& dc = cta(dst);
+      if (dc.exited)
+        return fault("exited_target", &w, op.site, "TMA into CTA " + std::to_string(dst) + ", which has already exited");
+      const bool remote = dst != w.cta;
+      if (!(remote ? dc.visible[s] : dc.fenced[s]) || !dc.bars[s].initialised)
+        return fault(dc.bars[s].initialised ? "init_not_fenced" : "uninit", &w, op.site,
+                     "TMA completes bytes on " + bar_name(s) + " of CTA " + std::to_string(dst) +
+                         (dc.bars[s].initialised ? " before its init was made visible (fence_init" +
+                                                       std::string(remote ? " and a cluster barrier)" : ")")
+                                                 : ", which was never initialised"));
+      ++dc.tma_inflight;
+      push(land_at, EventKind::TxLand, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, op.a);
+    }
+    if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, land_at, op.site, "tma " + std::to_string(op.a) + " B -> " + bar_name(s), false});
+    push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
+  }
+
+  void do_named(WarpRt& w, uint32_t id) {
+    const Op& op = w.cur;
+    const bool sync = op.kind == OpKind::NamedSync;
+    if (op.a < 0 || op.a >= kNamedBarriers)
+      return fault("bad_operand", &w, op.site, "named barrier id " + std::to_string(op.a) + " is outside 0..15");
+    if (op.b <= 0 || op.b % 32 != 0 || op.b > k_.launch.threads)
+      return fault("bad_operand", &w, op.site, "named barrier thread count " + std::to_string(op.b) +
+                                                   " must be a positive multiple of 32 and at most the CTA's " +
+                                                   std::to_string(k_.launch.threads) + " threads");
+    NamedRt& nb = cta(w.cta).named[op.a];
+    if (nb.count != 0 && nb.count != op.b)
+      return fault("named_count_mismatch", &w, op.site,
+                   "barrier " + std::to_string(op.a) + " used with " + std::to_string(op.b) + " threads while this phase started with " +
+                       std::to_string(nb.count),
+                   {std::to_string(nb.arrived) + " threads have arrived so far"});
+    if (std::find(nb.warps.begin(), nb.warps.end(), id) != nb.warps.end())
+      return fault("named_overrun", &w, op.site, "warp arrives twice on barrier " + std::to_string(op.a) + " within one phase (it ran a full phase ahead)");
+    nb.count = op.b;
+    nb.arrived += 32;
+    nb.warps.push_back(id);
+    if (nb.arrived >= nb.count) {
+      const double at = now_ + jit(tm_.named_barrier_ns);
+      for (uint32_t x : nb.waiters) resume(warps_[x], x, at);
+      nb = NamedRt{};
+      push(at, EventKind::WarpStep, id);
+      return;
+    }
+    if (sync) {
+      w.block = Block::Named;
+      w.block_since = now_;
+      nb.waiters.push_back(id);
+    } else {
+      push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+    }
+  }
+
+  void cluster_try_complete(int cl) {
+    ClusterRt& c = clusters_[static_cast<size_t>(cl)];
+    if (c.live == 0 || c.arrived < c.live) return;
+    c.arrived = 0;
+    ++c.phase;
+    // A completed cluster barrier publishes every fenced mbarrier init in the cluster.
+    for (int r = 0; r < csize_; ++r) {
+      CtaRt& ct = cta(cl * csize_ + r);
+      for (uint32_t s = 0; s < slots_; ++s)
+        if (ct.fenced[s]) ct.visible[s] = 1;
+    }
+    const double at = now_ + jit(tm_.cluster_barrier_ns);
+    std::vector<uint32_t> ws;
+    ws.swap(c.waiters);
+    for (uint32_t x : ws) resume(warps_[x], x, at);
+  }
+
+  // Applies an mbarrier operation on CTA `c`'s slot `s`, wakes waiters, reports violations.
+  void apply(int c, uint32_t s, OpKind kind, int64_t value, uint32_t site, WarpRt* w) {
+    CtaRt& ct = cta(c);
+    MBarrier& b = ct.bars[s];
+    MbarOutcome r;
+    switch (kind) {
+      case OpKind::Arrive: r = mbar_arrive(b, value); break;
+      case OpKind::ArriveExpectTx: r = mbar_arrive_expect_tx(b, value); break;
+      case OpKind::ExpectTx: r = mbar_expect_tx(b, value); break;
+      case OpKind::CompleteTx: r = mbar_complete_tx(b, value); break;
+      case OpKind::ArriveDrop: r = mbar_arrive_drop(b, value); break;
+      default: return;
+    }
+    const std::string where = bar_name(s) + (w && c != w->cta ? " of CTA " + std::to_string(c) : "");
+    switch (r.violation) {
+      case MbarViolation::None: break;
+      case MbarViolation::PendingUnderflow:
+        return fault("pending_underflow", w, site,
+                     std::string(op_name(kind)) + (kind == OpKind::ArriveExpectTx ? "" : " count " + std::to_string(value)) + " on " + where +
+                         " takes pending below zero (the H100 faults: unspecified launch failure)",
+                     {state_note(b), b.pending == 0 ? "every expected arrival is already in; the phase waits only for " + std::to_string(b.tx) + " bytes"
+                                                     : "more arrivals than the barrier's count: check the init count against the arriving threads"});
+      case MbarViolation::TxRange:
+        return fault("tx_range", w, site, std::string(op_name(kind)) + " " + std::to_string(value) + " on " + where +
+                                              " takes tx outside -(2^20-1) .. 2^20-1", {state_note(b)});
+      case MbarViolation::CountRange:
+        return fault("count_range", w, site, std::string(op_name(kind)) + " count " + std::to_string(value) + " on " + where + " is outside its range", {state_note(b)});
+      case MbarViolation::Uninit:
+        return fault("uninit", w, site, std::string(op_name(kind)) + " on " + where + ", which was never initialised");
+      case MbarViolation::Reinit: break;
+    }
+    if (r.phases_completed) {
+      if (o_.record_trace)
+        res_.instants.push_back(TraceInstant{c, now_, bar_name(s) + " phase " + std::to_string(b.completed - 1) + " complete"});
+      auto& ws = ct.waiters[s];
+      size_t keep = 0;
+      const double at = now_ + jit(tm_.mbarrier_wake_ns);
+      for (size_t i = 0; i < ws.size(); ++i) {
+        WarpRt& x = warps_[ws[i]];
+        if (mbar_parity_passed(b, x.cur.a)) resume(x, ws[i], at);
+        else ws[keep++] = ws[i];
+      }
+      ws.resize(keep);
+    }
+  }
+
+  void land(const Event& e) {
+    CtaRt& ct = cta(static_cast<int>(e.target));
+    --ct.tma_inflight;
+    apply(static_cast<int>(e.target), e.slot, OpKind::CompleteTx, e.value, e.site, &warps_[e.from_warp]);
+  }
+
+  void remote(const Event& e) {
+    CtaRt& ct = cta(static_cast<int>(e.target));
+    WarpRt& from = warps_[e.from_warp];
+    if (ct.exited)
+      return fault("exited_target", &from, e.site,
+                   std::string(op_name(e.op)) + " on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) +
+                       " arrived after that CTA exited");
+    if (!ct.visible[e.slot] && ct.bars[e.slot].initialised)
+      return fault("init_not_fenced", &from, e.site,
+                   std::string(op_name(e.op)) + " on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) +
+                       " before its init was published to the cluster (fence_init and a cluster barrier)");
+    apply(static_cast<int>(e.target), e.slot, e.op, e.value, e.site, &from);
+  }
+
+  void exit_warp(uint32_t id) {
+    WarpRt& w = warps_[id];
+    w.status = WarpStatus::Exited;
+    CtaRt& ct = cta(w.cta);
+    ClusterRt& cl = clusters_[static_cast<size_t>(cluster_of(w.cta))];
+    --cl.live;
+    cluster_try_complete(cluster_of(w.cta));
+    if (--ct.live > 0) return;
+    // The whole CTA exits.
+    ct.exited = true;
+    if (ct.tma_inflight > 0)
+      return fault("exit_inflight", &w, w.cur.site,
+                   "CTA " + std::to_string(w.cta) + " exits with " + std::to_string(ct.tma_inflight) +
+                       " TMA load(s) still landing in its shared memory");
+    if (ct.store_reads_inflight > 0)
+      return fault("exit_inflight", &w, w.cur.site,
+                   "CTA " + std::to_string(w.cta) + " exits while " + std::to_string(ct.store_reads_inflight) +
+                       " bulk store(s) still read its shared memory (missing wait_group read)");
+    for (uint32_t s = 0; s < slots_; ++s) {
+      const MBarrier& b = ct.bars[s];
+      if (b.initialised && b.tx > 0 && b.pending == 0)
+        warn("dangling_expect_tx", w.cta, -1, 0,
+             bar_name(s) + " of CTA " + std::to_string(w.cta) + " is left expecting " + std::to_string(b.tx) +
+                 " bytes that never came (harmless at exit; a hazard if the barrier is reused)",
+             {state_note(b)});
+    }
+    free_slots_ += 1;
+    if (free_slots_ >= csize_ && next_cluster_ < static_cast<int>(clusters_.size())) {
+      // Clusters start as units once enough SM slots are free.
+      while (free_slots_ >= csize_ && next_cluster_ < static_cast<int>(clusters_.size()))
+        launch_cluster(next_cluster_, now_);
+    }
+  }
+
+  void finish() {
+    res_.end_ns = now_;
+    bool waiting = false;
+    for (WarpRt& w : warps_)
+      if (w.status == WarpStatus::Blocked && w.block != Block::None) waiting = true;
+    const bool unlaunched = next_cluster_ < static_cast<int>(clusters_.size());
+    if (fatal_) res_.verdict = Verdict::Error;
+    else if (waiting || unlaunched) res_.verdict = Verdict::Hang;
+    else res_.verdict = Verdict::Ok;
+    std::stable_sort(res_.findings.begin(), res_.findings.end(),
+                     [](const Finding& a, const Finding& b) { return a.fatal > b.fatal; });
+    res_.warps.reserve(warps_.size());
+    for (const WarpRt& w : warps_)
+      res_.warps.push_back(WarpEnd{w.cta, w.warp, w.role, w.status, w.cur.site, w.cur, w.ops});
+    res_.barriers.reserve(ctas_.size());
+    for (const CtaRt& c : ctas_) {
+      std::vector<BarrierState> v;
+      v.reserve(c.bars.size());
+      for (const MBarrier& b : c.bars) v.push_back(BarrierState{b.initialised, b.completed, b.pending, b.expected, b.tx});
+      res_.barriers.push_back(std::move(v));
+    }
+    for (size_t r = 0; r < k_.roles.size(); ++r)
+      for (size_t col = 0; col < k_.barriers.size() + 3; ++col) {
+        const double ns = role_wait_ns_[r * (k_.barriers.size() + 3) + col];
+        if (ns <= 0) continue;
+        std::string what = col < k_.barriers.size() ? k_.barriers[col].name
+                           : col == k_.barriers.size() ? "named barriers"
+                           : col == k_.barriers.size() + 1 ? "cluster barrier" : "bulk store groups";
+        res_.role_waits.push_back({static_cast<int>(r), std::move(what), ns});
+      }
+    if (res_.verdict == Verdict::Hang) {
+      HangInput in{k_, res_, unlaunched ? static_cast<int>(clusters_.size()) - next_cluster_ : 0, {}, {}};
+      for (const WarpRt& w : warps_) {
+        if (w.status == WarpStatus::Exited) continue;
+        HangInput::Warp hw{w.cta, w.warp, w.role, w.cur, w.prog, WaitKind::None, 0, 0};
+        if (w.block == Block::Mbarrier) {
+          hw.wait = WaitKind::Mbarrier;
+          hw.slot = slot(w.cur.bar);
+        } else if (w.block == Block::Named) {
+          hw.wait = WaitKind::Named;
+          hw.named_arrived = cta(w.cta).named[w.cur.a].arrived;
+        } else if (w.block == Block::Cluster) {
+          hw.wait = WaitKind::Cluster;
+        }
+        in.warps.push_back(std::move(hw));
+      }
+      for (const ClusterRt& c : clusters_) in.cluster_arrived.push_back(c.arrived);
+      explain_hang(in);
+    }
+  }
+
+  const Kernel& k_;
+  RunOptions o_;
+  model::Timing tm_;
+  std::mt19937_64 rng_;
+  std::priority_queue<Event, std::vector<Event>, Later> q_;
+  uint64_t seq_ = 0;
+  double now_ = 0;
+  double hbm_free_ = 0;
+  bool fatal_ = false;
+  uint32_t slots_ = 0;
+  std::vector<uint32_t> array_of_slot_;
+  int nctas_ = 0, csize_ = 1, wpc_ = 1;
+  int64_t free_slots_ = 0;
+  int next_cluster_ = 0;
+  std::vector<CtaRt> ctas_;
+  std::vector<ClusterRt> clusters_;
+  std::vector<WarpRt> warps_;
+  std::vector<double> role_wait_ns_;
+  RunResult res_;
+};
+
+}  // namespace
+
+RunResult run(const Kernel& kernel, const RunOptions& options) {
+  if (!kernel.arch) throw std::runtime_error("kernel has no architecture");
+  Engine e(kernel, options);
+  return e.run();
+}
+
+}  // namespace pipesim::sim

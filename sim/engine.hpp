@@ -1,0 +1,106 @@
+// The discrete-event engine: runs a lowered Kernel on the model and returns what happened.
+// The engine only observes; explain.hpp turns a blocked end state into a hang explanation.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/program.hpp"
+
+namespace pipesim::sim {
+
+struct RunOptions {
+  uint64_t seed = 1;
+  double jitter = 0.0;              // relative latency jitter in [0, 1): 0.1 = +-10 %
+  uint64_t max_events = 2'000'000'000ULL;  // guard: pipesim itself never runs away
+  bool record_trace = false;        // keep the per-warp timeline for --trace
+};
+
+// A snapshot of one mbarrier, for reports.
+struct BarrierState {
+  bool initialised = false;
+  int64_t completed = 0;  // phases completed ("phase" in semantics.md); parity = completed & 1
+  int64_t pending = 0;
+  int64_t expected = 0;
+  int64_t tx = 0;
+};
+
+// Where a warp is at the end of a run.
+enum class WarpStatus : uint8_t { Exited, Blocked, Faulted, NotStarted };
+
+struct WarpEnd {
+  int cta = 0, warp = 0, role = -1;
+  WarpStatus status = WarpStatus::Exited;
+  uint32_t site = 0;       // the op's site when blocked or faulted
+  Op op;                   // the op it is blocked on
+  int64_t ops_done = 0;
+};
+
+// A broken hardware rule (verdict error) or a hazard worth a warning.
+struct Finding {
+  std::string kind;        // rule id, docs/scenario-language.md "Expectations"
+  bool fatal = true;       // false: warning only
+  int cta = -1, warp = -1;
+  uint32_t site = 0;
+  std::string message;     // one sentence, for people
+  std::vector<std::string> notes;  // further lines: barrier state, what would be needed
+};
+
+// Timeline, recorded only with RunOptions::record_trace.
+struct TraceSpan {
+  int cta, warp;           // warp -1: an asynchronous unit of the CTA (TMA loads, stores)
+  double begin_ns, end_ns;
+  uint32_t site;
+  std::string label;       // "wait ab.full[2] parity 0", "compute", "tma 32768 B"
+  bool blocked;            // a wait interval
+};
+struct TraceInstant {
+  int cta;
+  double at_ns;
+  std::string label;       // "ab.full[2] phase 3 complete"
+};
+
+// Why a run hangs: blocked warps grouped by identical situation, the wait-for cycles among
+// them, and hints derived from the barrier states (explain.cpp).
+struct HangGroup {
+  std::vector<std::pair<int, int>> members;  // (cta, warp), first one is described
+  int role = -1;
+  uint32_t site = 0;
+  std::string waits_on;                      // "ab.empty[0] parity 0", "named barrier 1", ...
+  std::optional<BarrierState> state;         // mbarrier waits
+  std::vector<std::string> unblockers;       // who could still make progress possible, and where they are
+  std::vector<std::string> hints;
+};
+struct HangReport {
+  std::vector<HangGroup> groups;
+  std::vector<std::string> cycles;           // rendered wait-for cycles, cluster-relative
+  int unlaunched_clusters = 0;
+};
+
+struct RunResult {
+  Verdict verdict = Verdict::Ok;
+  double end_ns = 0;                // simulated time of the last event
+  uint64_t events = 0;
+  std::vector<Finding> findings;    // fatal first
+  std::vector<WarpEnd> warps;       // every warp of every CTA that started
+  // Final state of every barrier, [cta][flattened element]; element order = Kernel::barriers
+  // arrays concatenated.
+  std::vector<std::vector<BarrierState>> barriers;
+  std::vector<TraceSpan> spans;
+  std::vector<TraceInstant> instants;
+  // Time each role spent blocked, summed over its warps, per barrier array.
+  struct RoleWait { int role; std::string what; double ns; };
+  std::vector<RoleWait> role_waits;
+  HangReport hang;                  // filled when verdict == Hang
+};
+
+// Runs the kernel to completion, hang or first fatal error. Throws ScenarioError on
+// operands that are bad input (evaluated counts out of range, division by zero ...).
+RunResult run(const Kernel& kernel, const RunOptions& options);
+
+// Flattened element number of a barrier (array, index) in RunResult::barriers.
+uint32_t barrier_slot(const Kernel& kernel, uint32_t array, uint32_t index);
+
+}  // namespace pipesim::sim

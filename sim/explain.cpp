@@ -1,0 +1,330 @@
+#include "sim/explain.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+namespace pipesim::sim {
+namespace {
+
+// A resource a warp can wait on: (kind, cta or cluster, slot or id).
+using Key = uint64_t;
+Key key_of(WaitKind k, int place, uint64_t id) {
+  return (static_cast<uint64_t>(k) << 60) | (static_cast<uint64_t>(place) << 32) | id;
+}
+
+std::string line_of(const Kernel& k, uint32_t site) {
+  if (site >= k.sites.size()) return "?";
+  const Site& s = k.sites[site];
+  return "line " + std::to_string(s.loc.line) + " (" + s.what + ")";
+}
+
+std::string slot_name(const Kernel& k, uint32_t slot) {
+  for (uint32_t a = 0; a < k.barriers.size(); ++a) {
+    if (slot < k.barriers[a].size) return k.barriers[a].name + "[" + std::to_string(slot) + "]";
+    slot -= k.barriers[a].size;
+  }
+  return "?";
+}
+
+std::string role_name(const Kernel& k, int role) {
+  return role >= 0 ? k.roles[static_cast<size_t>(role)].name : "no role";
+}
+
+std::string who(const Kernel& k, const HangInput::Warp& w, int rel_to_cta) {
+  std::string s = "warp " + std::to_string(w.warp) + " (" + role_name(k, w.role) + ")";
+  if (w.cta != rel_to_cta) s += " of cluster rank " + std::to_string(cta_coord(k, w.cta).rank);
+  return s;
+}
+
+std::string waits_on(const Kernel& k, const HangInput::Warp& w) {
+  switch (w.wait) {
+    case WaitKind::Mbarrier: return slot_name(k, w.slot) + " parity " + std::to_string(w.op.a);
+    case WaitKind::Named: return "named barrier " + std::to_string(w.op.a) + " (" + std::to_string(w.op.b) + " threads)";
+    case WaitKind::Cluster: return "the cluster barrier";
+    case WaitKind::None: break;
+  }
+  return "nothing";
+}
+
+// The resources an op would advance, given the issuing warp's CTA.
+template <class F>
+void contributions(const Kernel& k, int cta, const Op& op, F&& f) {
+  const CtaCoord c = cta_coord(k, cta);
+  const int base = c.cluster * static_cast<int>(k.launch.cluster);
+  auto target = [&](int32_t rank) { return rank == BarRef::kOwnCta ? cta : base + rank; };
+  switch (op.kind) {
+    case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ArriveDrop:
+    case OpKind::ExpectTx: case OpKind::CompleteTx:
+      f(key_of(WaitKind::Mbarrier, target(op.bar.rank), barrier_slot(k, op.bar.array, op.bar.index)));
+      break;
+    case OpKind::TmaLoad:
+      if (op.b == 0) {
+        f(key_of(WaitKind::Mbarrier, cta, barrier_slot(k, op.bar.array, op.bar.index)));
+      } else {
+        for (int r = 0; r < k.launch.cluster; ++r)
+          if ((op.b >> r) & 1) f(key_of(WaitKind::Mbarrier, base + r, barrier_slot(k, op.bar.array, op.bar.index)));
+      }
+      break;
+    case OpKind::NamedSync: case OpKind::NamedArrive:
+      f(key_of(WaitKind::Named, cta, static_cast<uint64_t>(op.a)));
+      break;
+    case OpKind::ClusterArrive: f(key_of(WaitKind::Cluster, c.cluster, 0)); break;
+    default: break;
+  }
+}
+
+Key key_of_wait(const Kernel& k, const HangInput::Warp& w) {
+  switch (w.wait) {
+    case WaitKind::Mbarrier: return key_of(WaitKind::Mbarrier, w.cta, w.slot);
+    case WaitKind::Named: return key_of(WaitKind::Named, w.cta, static_cast<uint64_t>(w.op.a));
+    case WaitKind::Cluster: return key_of(WaitKind::Cluster, cta_coord(k, w.cta).cluster, 0);
+    case WaitKind::None: break;
+  }
+  return 0;
+}
+
+// Static sites of the scenario that arrive on barrier array `array` (for "nobody will arrive").
+void static_arrivers(const Kernel& k, uint32_t array, const std::vector<Stmt>& body, int role,
+                     std::vector<std::string>& out) {
+  const BarrierArray& arr = k.barriers[array];
+  for (const Stmt& s : body) {
+    bool hit = false;
+    if (s.kind == StmtKind::Op && s.bar && s.bar->array == array) {
+      switch (s.op) {
+        case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ArriveDrop:
+        case OpKind::ExpectTx: case OpKind::CompleteTx: case OpKind::TmaLoad: hit = true; break;
+        default: break;
+      }
+    } else if (s.kind == StmtKind::Pipe && arr.pipeline >= 0 && s.pipeline == static_cast<uint32_t>(arr.pipeline)) {
+      const PipelineDecl& p = k.pipelines[s.pipeline];
+      if (array == p.full)
+        hit = s.call == PipeCall::Tma || (s.call == PipeCall::ProducerAcquire && p.kind == PipelineKind::TmaAsync) ||
+              (s.call == PipeCall::ProducerCommit && p.kind == PipelineKind::Async);
+      else if (array == p.empty)
+        hit = s.call == PipeCall::ConsumerRelease;
+    }
+    if (hit) out.push_back(line_of(k, s.site) + " in role " + role_name(k, role));
+    static_arrivers(k, array, s.body, role, out);
+    static_arrivers(k, array, s.else_body, role, out);
+  }
+}
+
+}  // namespace
+
+void explain_hang(HangInput& in) {
+  const Kernel& k = in.kernel;
+  HangReport& rep = in.result.hang;
+  rep.unlaunched_clusters = in.unlaunched_clusters;
+  const int n = static_cast<int>(in.warps.size());
+
+  // Resources waited on, per cluster, and the warps of each cluster.
+  std::map<int, std::set<Key>> interest;
+  std::map<int, std::vector<int>> cluster_warps;
+  for (int i = 0; i < n; ++i) {
+    const auto& w = in.warps[static_cast<size_t>(i)];
+    const int cl = cta_coord(k, w.cta).cluster;
+    cluster_warps[cl].push_back(i);
+    if (w.wait != WaitKind::None) interest[cl].insert(key_of_wait(k, w));
+  }
+
+  // Look ahead in every live warp's own stream for the first op that touches each resource of
+  // interest in its cluster. Budgeted so pipesim never stalls on a huge scenario.
+  const int64_t budget_per_warp = std::max<int64_t>(4096, 20'000'000 / std::max(1, n));
+  std::vector<std::unordered_map<Key, uint32_t>> future(static_cast<size_t>(n));
+  bool truncated = false;
+  for (int i = 0; i < n; ++i) {
+    auto& w = in.warps[static_cast<size_t>(i)];
+    const std::set<Key>& want = interest[cta_coord(k, w.cta).cluster];
+    if (want.empty()) continue;
+    WarpProgram prog = w.prog;
+    Op op;
+    int64_t steps = 0;
+    auto& found = future[static_cast<size_t>(i)];
+    try {
+      while (found.size() < want.size()) {
+        if (++steps > budget_per_warp) { truncated = true; break; }
+        if (!prog.next(op)) break;
+        contributions(k, w.cta, op, [&](Key key) {
+          if (want.count(key) && !found.count(key)) found.emplace(key, op.site);
+        });
+      }
+    } catch (const ScenarioError&) {
+      // The warp's own program would fail further on; what was found so far stands.
+    }
+  }
+
+  // Wait-for edges: W -> X when X could still advance what W waits on.
+  std::vector<std::vector<int>> edges(static_cast<size_t>(n));
+  struct Desc { std::string key; HangGroup g; };
+  std::vector<Desc> descs;
+  for (int i = 0; i < n; ++i) {
+    const auto& w = in.warps[static_cast<size_t>(i)];
+    if (w.wait == WaitKind::None) continue;
+    const Key key = key_of_wait(k, w);
+    HangGroup g;
+    g.members.push_back({w.cta, w.warp});
+    g.role = w.role;
+    g.site = w.op.site;
+    g.waits_on = waits_on(k, w);
+    const int cl = cta_coord(k, w.cta).cluster;
+    for (int j : cluster_warps[cl]) {
+      const auto& x = in.warps[static_cast<size_t>(j)];
+      auto it = future[static_cast<size_t>(j)].find(key);
+      std::string how;
+      if (it != future[static_cast<size_t>(j)].end()) {
+        how = " would arrive at " + line_of(k, it->second);
+      } else if (w.wait == WaitKind::Cluster && j != i && x.wait != WaitKind::Cluster) {
+        how = " has not arrived on the cluster barrier (it must arrive or exit)";
+      } else {
+        continue;
+      }
+      if (j == i) {
+        g.unblockers.push_back("this warp itself" + how + ", after the wait it is stuck in");
+        edges[static_cast<size_t>(i)].push_back(j);
+        continue;
+      }
+      edges[static_cast<size_t>(i)].push_back(j);
+      std::string s = who(k, x, w.cta) + how;
+      if (x.wait != WaitKind::None) s += ", but it is blocked at " + line_of(k, x.op.site) + " on " + waits_on(k, x);
+      g.unblockers.push_back(std::move(s));
+    }
+    if (w.wait == WaitKind::Mbarrier) {
+      const BarrierState& b = in.result.barriers[static_cast<size_t>(w.cta)][w.slot];
+      g.state = b;
+      const BarrierArray* arr = nullptr;
+      {
+        uint32_t s = w.slot;
+        for (const BarrierArray& a : k.barriers) {
+          if (s < a.size) { arr = &a; break; }
+          s -= a.size;
+        }
+      }
+      g.hints.push_back("it needs phase " + std::to_string(b.completed) + " to complete: " +
+                        (b.pending > 0 ? std::to_string(b.pending) + " more arrival(s) of " + std::to_string(b.expected) : std::string("all arrivals are in")) +
+                        (b.tx > 0 ? ", " + std::to_string(b.tx) + " more byte(s)" : b.tx < 0 ? ", and tx back to 0" : ""));
+      if (b.tx < 0)
+        g.hints.push_back("tx is " + std::to_string(b.tx) + ": " + std::to_string(-b.tx) +
+                          " more byte(s) landed than were expected; only another expect_tx of that many bytes can complete the phase (bytes overshoot the expect_tx)");
+      if (b.tx > 0 && b.pending == 0)
+        g.hints.push_back("every arrival is in but " + std::to_string(b.tx) +
+                          " expected byte(s) never landed: the expect_tx is larger than what the copies deliver");
+      if (w.op.flags & kFlagStateOverridden)
+        g.hints.push_back(std::string("this wait comes from a ") + (w.op.flags & kFlagProducerSide ? "producer" : "consumer") +
+                          " pipeline state the scenario overrides; CUTLASS starts producer states at phase 1 (a fresh empty barrier passes parity 1) and consumer states at phase 0");
+      if (g.unblockers.empty() && arr) {
+        std::vector<std::string> sites;
+        for (size_t r = 0; r < k.roles.size(); ++r)
+          static_arrivers(k, static_cast<uint32_t>(&*arr - k.barriers.data()), k.roles[r].body, static_cast<int>(r), sites);
+        std::string h = "no live warp of the cluster will arrive on " + slot_name(k, w.slot) + " again";
+        if (!sites.empty()) {
+          h += "; arrivals on " + arr->name + " come from ";
+          for (size_t i2 = 0; i2 < sites.size() && i2 < 3; ++i2) h += (i2 ? ", " : "") + sites[i2];
+          h += ", which these warps have passed, skipped (zero-trip loop or untaken branch) or exited";
+        }
+        g.hints.push_back(h);
+      }
+    } else if (w.wait == WaitKind::Named) {
+      g.hints.push_back(std::to_string(w.named_arrived) + " of " + std::to_string(w.op.b) + " threads have arrived");
+      if (g.unblockers.empty())
+        g.hints.push_back("no other live warp of this CTA will arrive on named barrier " + std::to_string(w.op.a) +
+                          ": the thread count is larger than the warps that take part, or they skipped it");
+    }
+    Desc d;
+    d.key = std::to_string(w.role) + "|" + std::to_string(w.warp) + "|" + std::to_string(g.site) + "|" + g.waits_on;
+    if (g.state) d.key += "|" + std::to_string(g.state->completed) + "/" + std::to_string(g.state->pending) + "/" + std::to_string(g.state->tx);
+    for (auto& s : g.unblockers) d.key += "|" + s;
+    d.g = std::move(g);
+    descs.push_back(std::move(d));
+  }
+  // Group identical situations (the same warp, site and state in many CTAs).
+  std::map<std::string, size_t> index;
+  for (Desc& d : descs) {
+    auto it = index.find(d.key);
+    if (it == index.end()) {
+      index.emplace(d.key, rep.groups.size());
+      rep.groups.push_back(std::move(d.g));
+    } else {
+      rep.groups[it->second].members.push_back(d.g.members.front());
+    }
+  }
+  if (truncated)
+    for (HangGroup& g : rep.groups) g.hints.push_back("look-ahead was limited to " + std::to_string(budget_per_warp) + " ops per warp");
+
+  // Cycles: strongly connected components of the wait-for graph (Tarjan, iterative-safe sizes).
+  std::vector<int> idx(static_cast<size_t>(n), -1), low(static_cast<size_t>(n), 0), comp(static_cast<size_t>(n), -1);
+  std::vector<char> on(static_cast<size_t>(n), 0);
+  std::vector<int> st;
+  int counter = 0, ncomp = 0;
+  std::function<void(int)> strong = [&](int v) {
+    idx[static_cast<size_t>(v)] = low[static_cast<size_t>(v)] = counter++;
+    st.push_back(v);
+    on[static_cast<size_t>(v)] = 1;
+    for (int u : edges[static_cast<size_t>(v)]) {
+      if (idx[static_cast<size_t>(u)] < 0) {
+        strong(u);
+        low[static_cast<size_t>(v)] = std::min(low[static_cast<size_t>(v)], low[static_cast<size_t>(u)]);
+      } else if (on[static_cast<size_t>(u)]) {
+        low[static_cast<size_t>(v)] = std::min(low[static_cast<size_t>(v)], idx[static_cast<size_t>(u)]);
+      }
+    }
+    if (low[static_cast<size_t>(v)] == idx[static_cast<size_t>(v)]) {
+      int u;
+      do {
+        u = st.back();
+        st.pop_back();
+        on[static_cast<size_t>(u)] = 0;
+        comp[static_cast<size_t>(u)] = ncomp;
+      } while (u != v);
+      ++ncomp;
+    }
+  };
+  for (int v = 0; v < n; ++v)
+    if (idx[static_cast<size_t>(v)] < 0 && in.warps[static_cast<size_t>(v)].wait != WaitKind::None) strong(v);
+
+  std::set<std::string> seen;
+  std::vector<char> done_comp(static_cast<size_t>(ncomp), 0);
+  for (int v = 0; v < n && rep.cycles.size() < 5; ++v) {
+    const int c = comp[static_cast<size_t>(v)];
+    if (c < 0 || done_comp[static_cast<size_t>(c)]) continue;
+    done_comp[static_cast<size_t>(c)] = 1;
+    // Walk inside the component until a node repeats: that is a cycle.
+    std::vector<int> path{v};
+    std::map<int, size_t> pos{{v, 0}};
+    bool cyc = false;
+    while (true) {
+      int next = -1;
+      for (int u : edges[static_cast<size_t>(path.back())])
+        if (comp[static_cast<size_t>(u)] == c) { next = u; break; }
+      if (next < 0) break;
+      auto p = pos.find(next);
+      if (p != pos.end()) {
+        path.erase(path.begin(), path.begin() + static_cast<long>(p->second));
+        path.push_back(next);
+        cyc = true;
+        break;
+      }
+      pos[next] = path.size();
+      path.push_back(next);
+    }
+    if (!cyc) continue;
+    const int ref = in.warps[static_cast<size_t>(path.front())].cta;
+    std::string s;
+    for (size_t i = 0; i + 1 < path.size(); ++i) {
+      const auto& a = in.warps[static_cast<size_t>(path[i])];
+      const auto& b = in.warps[static_cast<size_t>(path[i + 1])];
+      auto f = future[static_cast<size_t>(path[i + 1])].find(key_of_wait(k, a));
+      if (i == 0) s += who(k, a, ref) + " waits on " + waits_on(k, a) + " at " + line_of(k, a.op.site);
+      s += "; that needs " + who(k, b, ref) +
+           (f != future[static_cast<size_t>(path[i + 1])].end() ? " to reach " + line_of(k, f->second) : std::string(" to arrive"));
+      if (i + 2 < path.size()) s += ", but it waits on " + waits_on(k, b) + " at " + line_of(k, b.op.site);
+      else s += ", which is the wait it is stuck in";
+    }
+    if (seen.insert(s).second) rep.cycles.push_back(s);
+  }
+}
+
+}  // namespace pipesim::sim

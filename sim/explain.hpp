@@ -1,0 +1,33 @@
+// Hang explanation: from the blocked end state of a run, who waits on what, who could still
+// arrive there (found by looking ahead in every live warp's own op stream), and the wait-for
+// cycles among them. General analysis only: no text is written per known bug.
+#pragma once
+
+#include <vector>
+
+#include "sim/engine.hpp"
+#include "sim/lowering.hpp"
+
+namespace pipesim::sim {
+
+enum class WaitKind : uint8_t { None, Mbarrier, Named, Cluster };
+
+struct HangInput {
+  const Kernel& kernel;
+  RunResult& result;             // `barriers` already filled; `hang` is written
+  int unlaunched_clusters = 0;
+  struct Warp {
+    int cta, warp, role;
+    Op op;                       // the op it is blocked in (or was about to run)
+    WarpProgram prog;            // positioned just after `op`
+    WaitKind wait;
+    uint32_t slot;               // Mbarrier: flattened barrier slot
+    int64_t named_arrived;       // Named: threads arrived so far
+  };
+  std::vector<Warp> warps;       // every warp that has not exited
+  std::vector<int> cluster_arrived;
+};
+
+void explain_hang(HangInput& in);
+
+}  // namespace pipesim::sim

@@ -1,0 +1,385 @@
+#include "sim/lowering.hpp"
+
+#include <bit>
+#include <string>
+
+namespace pipesim::sim {
+
+int64_t eval(const Expr& expr, const std::vector<int64_t>& env) {
+  int64_t stack[64];
+  int sp = 0;
+  auto fail = [&](const char* why) -> int64_t { throw ScenarioError(expr.loc, why); };
+  for (const ExprInstr& in : expr.code) {
+    switch (in.code) {
+      case ExprCode::Const:
+        if (sp == 64) fail("expression too deep");
+        stack[sp++] = in.value;
+        continue;
+      case ExprCode::Slot:
+        if (sp == 64) fail("expression too deep");
+        if (in.value < 0 || static_cast<size_t>(in.value) >= env.size()) fail("internal: bad slot");
+        stack[sp++] = env[static_cast<size_t>(in.value)];
+        continue;
+      case ExprCode::Neg: case ExprCode::Not: case ExprCode::BitNot: case ExprCode::Popcount: {
+        if (sp < 1) fail("internal: malformed expression");
+        int64_t& x = stack[sp - 1];
+        if (in.code == ExprCode::Neg) x = -x;
+        else if (in.code == ExprCode::Not) x = !x;
+        else if (in.code == ExprCode::BitNot) x = ~x;
+        else x = std::popcount(static_cast<uint64_t>(x));
+        continue;
+      }
+      default: break;
+    }
+    if (sp < 2) fail("internal: malformed expression");
+    const int64_t b = stack[--sp];
+    int64_t& a = stack[sp - 1];
+    switch (in.code) {
+      case ExprCode::Add: a = a + b; break;
+      case ExprCode::Sub: a = a - b; break;
+      case ExprCode::Mul: a = a * b; break;
+      case ExprCode::Div: if (b == 0) fail("division by zero"); a = a / b; break;
+      case ExprCode::Mod: if (b == 0) fail("division by zero"); a = a % b; break;
+      case ExprCode::Shl: a = (b < 0 || b > 62) ? fail("shift out of range") : a << b; break;
+      case ExprCode::Shr: a = (b < 0 || b > 62) ? fail("shift out of range") : a >> b; break;
+      case ExprCode::BitAnd: a = a & b; break;
+      case ExprCode::BitOr: a = a | b; break;
+      case ExprCode::BitXor: a = a ^ b; break;
+      case ExprCode::Lt: a = a < b; break;
+      case ExprCode::Le: a = a <= b; break;
+      case ExprCode::Gt: a = a > b; break;
+      case ExprCode::Ge: a = a >= b; break;
+      case ExprCode::Eq: a = a == b; break;
+      case ExprCode::Ne: a = a != b; break;
+      case ExprCode::And: a = a && b; break;
+      case ExprCode::Or: a = a || b; break;
+      case ExprCode::Min: a = a < b ? a : b; break;
+      case ExprCode::Max: a = a > b ? a : b; break;
+      default: fail("internal: bad opcode");
+    }
+  }
+  if (sp != 1) fail("internal: malformed expression");
+  return stack[0];
+}
+
+CtaCoord cta_coord(const Kernel& k, int cta) {
+  const int cs = static_cast<int>(k.launch.cluster);
+  return {cta, cta / cs, cta % cs};
+}
+
+int role_of_warp(const Kernel& k, int warp) {
+  for (size_t r = 0; r < k.roles.size(); ++r)
+    if (warp >= k.roles[r].warp_lo && warp <= k.roles[r].warp_hi) return static_cast<int>(r);
+  return -1;
+}
+
+int64_t arrivals_per_warp(const Participants& p, int warp_in_role) {
+  switch (p.unit) {
+    case ArrivalUnit::Threads: return p.n == 1 ? 1 : 32;  // "1 threads" = one elected thread
+    case ArrivalUnit::Warps: return 1;
+    case ArrivalUnit::Warpgroups: return warp_in_role % 4 == 0 ? 1 : 0;
+  }
+  return 0;
+}
+
+WarpProgram::WarpProgram(const Kernel& kernel, int cta, int warp)
+    : kernel_(&kernel), role_(role_of_warp(kernel, warp)), coord_(cta_coord(kernel, cta)) {
+  env_.assign(kernel.num_slots, 0);
+  const int64_t cs = kernel.launch.cluster;
+  env_[kSlotCtaId] = cta;
+  env_[kSlotClusterId] = coord_.cluster;
+  env_[kSlotClusterRank] = coord_.rank;
+  env_[kSlotWarp] = warp;
+  env_[kSlotWarpInRole] = role_ >= 0 ? warp - kernel.roles[static_cast<size_t>(role_)].warp_lo : 0;
+  env_[kSlotNumCtas] = kernel.launch.ctas;
+  env_[kSlotNumClusters] = kernel.launch.ctas / cs;
+  env_[kSlotClusterSize] = cs;
+  env_[kSlotNumSms] = kernel.arch ? kernel.arch->cap.sms : 0;
+  pipes_.resize(kernel.pipelines.size());
+  for (size_t i = 0; i < kernel.pipelines.size(); ++i) {
+    const PipelineDecl& p = kernel.pipelines[i];
+    for (Side side : {Side::Producer, Side::Consumer}) {
+      SideState& st = side == Side::Producer ? pipes_[i].producer : pipes_[i].consumer;
+      const int64_t phase = side == Side::Producer ? p.producer_phase : p.consumer_phase;
+      st.kind = p.state;
+      st.phase = phase & 1;
+      st.index = p.state == StateKind::PipelineStateSimple ? phase * p.stages : 0;
+      // A start phase other than CUTLASS's (producer 1, consumer 0) is an override.
+      st.overridden = phase != (side == Side::Producer ? 1 : 0);
+    }
+  }
+  if (role_ >= 0) stack_.push_back({&kernel.roles[static_cast<size_t>(role_)].body, 0, nullptr, 0, 1});
+}
+
+bool WarpProgram::next(Op& op) {
+  while (qhead_ == queue_.size()) {
+    queue_.clear();
+    qhead_ = 0;
+    if (stack_.empty()) return false;
+    Frame& f = stack_.back();
+    if (f.pc >= f.body->size()) {
+      if (f.loop) {
+        int64_t& var = env_[f.loop->slot];
+        var += f.step;
+        if (var < f.end) {
+          f.pc = 0;
+          continue;
+        }
+      }
+      stack_.pop_back();
+      continue;
+    }
+    const Stmt& s = (*f.body)[f.pc++];
+    switch (s.kind) {
+      case StmtKind::For: {
+        const int64_t b = eval(*s.begin, env_), e = eval(*s.end, env_);
+        const int64_t st = s.step ? eval(*s.step, env_) : 1;
+        if (st <= 0) throw ScenarioError(s.step->loc, "loop step must be positive, got " + std::to_string(st));
+        if (b < e && !s.body.empty()) {
+          env_[s.slot] = b;
+          stack_.push_back({&s.body, 0, &s, e, st});  // invalidates f
+        }
+        break;
+      }
+      case StmtKind::If: {
+        const bool c = eval(*s.value, env_) != 0;
+        const std::vector<Stmt>& body = c ? s.body : s.else_body;
+        if (!body.empty()) stack_.push_back({&body, 0, nullptr, 0, 1});
+        break;
+      }
+      case StmtKind::Let: env_[s.slot] = eval(*s.value, env_); break;
+      case StmtKind::SetState: set_state(s); break;
+      case StmtKind::Pipe: expand_pipe(s); break;
+      case StmtKind::Op: expand(s); break;
+    }
+  }
+  op = queue_[qhead_++];
+  return true;
+}
+
+int64_t WarpProgram::value(const std::optional<Expr>& e, int64_t fallback) const {
+  return e ? eval(*e, env_) : fallback;
+}
+
+Op WarpProgram::make(OpKind kind, const Stmt& s) const {
+  Op op;
+  op.kind = kind;
+  op.site = s.site;
+  return op;
+}
+
+BarRef WarpProgram::bar_of(const BarOperand& b, const Stmt& s) const {
+  const BarrierArray& arr = kernel_->barriers.at(b.array);
+  const int64_t idx = eval(b.index, env_);
+  if (idx < 0 || idx >= arr.size)
+    throw ScenarioError(b.index.loc, "index " + std::to_string(idx) + " is outside " + arr.name + "[" +
+                                         std::to_string(arr.size) + "]");
+  BarRef r{b.array, static_cast<uint32_t>(idx), BarRef::kOwnCta};
+  if (b.rank) {
+    const int64_t rank = eval(*b.rank, env_);
+    if (rank < 0 || rank >= kernel_->launch.cluster)
+      throw ScenarioError(b.rank->loc, "cta = " + std::to_string(rank) + " is not a rank of a cluster of " +
+                                           std::to_string(kernel_->launch.cluster));
+    r.rank = static_cast<int32_t>(rank);
+  }
+  (void)s;
+  return r;
+}
+
+void WarpProgram::expand(const Stmt& s) {
+  Op op = make(s.op, s);
+  if (s.bar) op.bar = bar_of(*s.bar, s);
+  switch (s.op) {
+    case OpKind::Compute: op.a = value(s.ns, 0); break;
+    case OpKind::Wait:
+      if (s.phase) {
+        const int64_t k = eval(*s.phase, env_);
+        op.a = k & 1;
+        op.b = k + 1;  // "phase k has completed" = k+1 completions
+        op.flags |= kFlagPhaseTracked;
+      } else {
+        op.a = value(s.parity, 0);
+      }
+      break;
+    case OpKind::TestWait: op.a = value(s.parity, 0); op.b = value(s.expect, 1); break;
+    case OpKind::Arrive: case OpKind::ArriveDrop: case OpKind::Init: op.a = value(s.count, 1); break;
+    case OpKind::ArriveExpectTx: case OpKind::ExpectTx: case OpKind::CompleteTx: op.a = value(s.bytes, 0); break;
+    case OpKind::TmaLoad: op.a = value(s.bytes, 0); op.b = value(s.mask, 0); break;
+    case OpKind::BulkStore: op.a = value(s.bytes, 0); break;
+    case OpKind::WaitGroup: op.a = value(s.n, 0); op.b = value(s.expect, 0); break;
+    case OpKind::NamedSync: case OpKind::NamedArrive:
+      op.a = value(s.id, 0);
+      op.b = value(s.threads, kernel_->launch.threads);
+      break;
+    case OpKind::Inval: case OpKind::FenceInit: case OpKind::CommitGroup:
+    case OpKind::ClusterArrive: case OpKind::ClusterWait: break;
+  }
+  queue_.push_back(op);
+}
+
+// ------------------------------------------------------------------ pipelines
+
+int64_t WarpProgram::stage_index(const SideState& st, int64_t stages) const {
+  return st.kind == StateKind::PipelineStateSimple ? st.index % stages : st.index;
+}
+int64_t WarpProgram::stage_phase(const SideState& st, int64_t stages) const {
+  return st.kind == StateKind::PipelineStateSimple ? (st.index / stages) & 1 : st.phase;
+}
+void WarpProgram::advance(SideState& st, int64_t stages) {
+  ++st.advances;
+  if (st.kind == StateKind::PipelineStateSimple) {
+    ++st.index;
+    return;
+  }
+  if (++st.index == stages) {
+    st.index = 0;
+    st.phase ^= 1;
+  }
+}
+
+void WarpProgram::emit_acquire_wait(const PipelineDecl& p, PipeWarp& pw, const Stmt& s, bool tail) {
+  SideState& st = pw.producer;
+  const int64_t i = stage_index(st, p.stages);
+  Op w = make(OpKind::Wait, s);
+  w.bar = {p.empty, static_cast<uint32_t>(i), BarRef::kOwnCta};
+  w.a = stage_phase(st, p.stages);
+  w.flags = kFlagFromPipeline | kFlagProducerSide;
+  if (st.overridden) {
+    w.flags |= kFlagStateOverridden;
+  } else {
+    // The producer's k-th use of a stage needs the consumers' k-th release of it.
+    w.b = st.advances / p.stages;
+    w.flags |= kFlagPhaseTracked;
+  }
+  queue_.push_back(w);
+  (void)tail;
+}
+
+void WarpProgram::emit_producer_acquire(const PipelineDecl& p, PipeWarp& pw, const Stmt& s) {
+  const int64_t i = stage_index(pw.producer, p.stages);
+  emit_acquire_wait(p, pw, s, false);
+  if (p.kind == PipelineKind::TmaAsync) {
+    // One elected thread of the producer warp arms the full barrier with the stage's bytes.
+    Op a = make(OpKind::ArriveExpectTx, s);
+    a.bar = {p.full, static_cast<uint32_t>(i), BarRef::kOwnCta};
+    a.a = p.tx;
+    a.flags = kFlagFromPipeline | kFlagProducerSide;
+    queue_.push_back(a);
+  }
+  pw.acquired = i;
+  advance(pw.producer, p.stages);
+}
+
+void WarpProgram::expand_pipe(const Stmt& s) {
+  const PipelineDecl& p = kernel_->pipelines.at(s.pipeline);
+  PipeWarp& pw = pipes_.at(s.pipeline);
+  const int warp_in_role = static_cast<int>(env_[kSlotWarpInRole]);
+  switch (s.call) {
+    case PipeCall::ProducerAcquire: emit_producer_acquire(p, pw, s); break;
+    case PipeCall::ProducerCommit: {
+      if (pw.acquired < 0) throw ScenarioError(kernel_->sites[s.site].loc, p.name + ".producer_commit before any " + p.name + ".producer_acquire in this warp");
+      if (p.kind == PipelineKind::TmaAsync) break;  // the TMA completes the bytes
+      const int64_t n = arrivals_per_warp(p.producers, warp_in_role);
+      if (n == 0) break;
+      Op a = make(OpKind::Arrive, s);
+      a.bar = {p.full, static_cast<uint32_t>(pw.acquired), BarRef::kOwnCta};
+      a.a = n;
+      a.flags = kFlagFromPipeline | kFlagProducerSide;
+      queue_.push_back(a);
+      break;
+    }
+    case PipeCall::Tma: {
+      if (pw.acquired < 0) throw ScenarioError(kernel_->sites[s.site].loc, "tma " + p.name + " before any " + p.name + ".producer_acquire in this warp");
+      Op t = make(OpKind::TmaLoad, s);
+      t.bar = {p.full, static_cast<uint32_t>(pw.acquired), BarRef::kOwnCta};
+      t.a = value(s.bytes, p.tx);
+      t.b = value(s.mask, 0);
+      t.flags = kFlagFromPipeline | kFlagProducerSide;
+      queue_.push_back(t);
+      break;
+    }
+    case PipeCall::ConsumerWait: {
+      SideState& st = pw.consumer;
+      const int64_t i = stage_index(st, p.stages);
+      Op w = make(OpKind::Wait, s);
+      w.bar = {p.full, static_cast<uint32_t>(i), BarRef::kOwnCta};
+      w.a = stage_phase(st, p.stages);
+      w.flags = kFlagFromPipeline;
+      if (st.overridden) {
+        w.flags |= kFlagStateOverridden;
+      } else {
+        w.b = st.advances / p.stages + 1;  // the k-th wait on a stage needs its (k+1)-th fill
+        w.flags |= kFlagPhaseTracked;
+      }
+      queue_.push_back(w);
+      pw.unreleased.push_back(i);
+      advance(st, p.stages);
+      break;
+    }
+    case PipeCall::ConsumerRelease: {
+      if (pw.unreleased.empty())
+        throw ScenarioError(kernel_->sites[s.site].loc, p.name + ".consumer_release without a matching " + p.name + ".consumer_wait in this warp");
+      const int64_t j = pw.unreleased.front();
+      pw.unreleased.pop_front();
+      const int64_t n = arrivals_per_warp(p.consumers, warp_in_role);
+      if (n == 0) break;
+      const int64_t mask = p.multicast ? eval(*p.multicast, env_) : 0;
+      if (mask == 0) {
+        Op a = make(OpKind::Arrive, s);
+        a.bar = {p.empty, static_cast<uint32_t>(j), BarRef::kOwnCta};
+        a.a = n;
+        a.flags = kFlagFromPipeline;
+        queue_.push_back(a);
+        break;
+      }
+      for (int r = 0; r < kernel_->launch.cluster; ++r) {
+        if (!((mask >> r) & 1)) continue;
+        Op a = make(OpKind::Arrive, s);
+        a.bar = {p.empty, static_cast<uint32_t>(j), r == coord_.rank ? BarRef::kOwnCta : r};
+        a.a = n;
+        a.flags = kFlagFromPipeline;
+        queue_.push_back(a);
+      }
+      if (mask >> kernel_->launch.cluster)
+        throw ScenarioError(p.multicast->loc, "multicast mask " + std::to_string(mask) + " names ranks outside a cluster of " + std::to_string(kernel_->launch.cluster));
+      break;
+    }
+    case PipeCall::ProducerTail:
+      switch (p.tail) {
+        case TailVariant::None: break;
+        case TailVariant::Cutlass45:
+          // Advance S-1 stages, then one full producer_acquire (for a TMA pipeline this arms
+          // the full barrier with bytes that never come: bug-catalog item 16).
+          for (int64_t k = 0; k + 1 < p.stages; ++k) advance(pw.producer, p.stages);
+          emit_producer_acquire(p, pw, s);
+          break;
+        case TailVariant::Cutlass46:
+          for (int64_t k = 0; k < p.stages; ++k) {
+            emit_acquire_wait(p, pw, s, true);
+            advance(pw.producer, p.stages);
+          }
+          break;
+      }
+      break;
+  }
+}
+
+void WarpProgram::set_state(const Stmt& s) {
+  const PipelineDecl& p = kernel_->pipelines.at(s.pipeline);
+  SideState& st = s.side == Side::Producer ? pipes_.at(s.pipeline).producer : pipes_.at(s.pipeline).consumer;
+  if (s.state_kind) st.kind = *s.state_kind;
+  const int64_t idx = value(s.index, stage_index(st, p.stages));
+  const int64_t ph = value(s.phase, stage_phase(st, p.stages)) & 1;
+  if (idx < 0 || idx >= p.stages)
+    throw ScenarioError(s.index->loc, "state index " + std::to_string(idx) + " is outside 0.." + std::to_string(p.stages - 1));
+  if (st.kind == StateKind::PipelineStateSimple) {
+    st.index = ph * p.stages + idx;
+  } else {
+    st.index = idx;
+    st.phase = ph;
+  }
+  st.advances = 0;
+  st.overridden = true;
+}
+
+}  // namespace pipesim::sim

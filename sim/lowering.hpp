@@ -1,0 +1,84 @@
+// Lowering: a role's structured program + (CTA, warp) -> the warp's primitive op stream.
+// Pipeline calls expand here, against the warp's own pipeline state, exactly as CUTLASS /
+// CuTe DSL pipeline classes would issue them. The engine pulls ops lazily; the device
+// interpreter materialises the same stream, so the two cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/op.hpp"
+#include "sim/program.hpp"
+
+namespace pipesim::sim {
+
+// Evaluates a postfix expression over an environment. Throws ScenarioError at expr.loc on
+// division by zero or a malformed expression.
+int64_t eval(const Expr& expr, const std::vector<int64_t>& env);
+
+// Geometry of one CTA in the grid.
+struct CtaCoord {
+  int cta = 0;
+  int cluster = 0;
+  int rank = 0;
+};
+CtaCoord cta_coord(const Kernel& k, int cta);
+
+// Index of the role that owns `warp`, or -1.
+int role_of_warp(const Kernel& k, int warp);
+
+// Arrivals one warp contributes per call for a pipeline side (0 if not its turn): threads -> 32
+// per warp, warps -> 1, warpgroups -> 1 from the first warp of each group of four in the role.
+int64_t arrivals_per_warp(const Participants& p, int warp_in_role);
+
+class WarpProgram {
+ public:
+  WarpProgram(const Kernel& kernel, int cta, int warp);
+
+  int role() const { return role_; }
+  // The next primitive op; false once the role's program has finished (the warp exits).
+  bool next(Op& op);
+
+ private:
+  struct Frame {
+    const std::vector<Stmt>* body = nullptr;
+    size_t pc = 0;
+    const Stmt* loop = nullptr;  // set for a for-loop body: re-enter while var < end
+    int64_t end = 0, step = 1;
+  };
+  struct SideState {
+    int64_t index = 0, phase = 0;  // PipelineState; PipelineStateSimple keeps n in `index`
+    int64_t advances = 0;          // since the start (or the last override)
+    StateKind kind = StateKind::PipelineState;
+    bool overridden = false;
+  };
+  struct PipeWarp {
+    SideState producer, consumer;
+    int64_t acquired = -1;              // stage of the last producer_acquire
+    std::deque<int64_t> unreleased;     // stages waited on and not yet released (FIFO)
+  };
+
+  void expand(const Stmt& s);   // pushes ops for one statement onto queue_
+  void expand_pipe(const Stmt& s);
+  void set_state(const Stmt& s);
+  Op make(OpKind kind, const Stmt& s) const;
+  BarRef bar_of(const BarOperand& b, const Stmt& s) const;
+  int64_t value(const std::optional<Expr>& e, int64_t fallback) const;
+  int64_t stage_index(const SideState& st, int64_t stages) const;
+  int64_t stage_phase(const SideState& st, int64_t stages) const;
+  void advance(SideState& st, int64_t stages);
+  void emit_acquire_wait(const PipelineDecl& p, PipeWarp& pw, const Stmt& s, bool tail);
+  void emit_producer_acquire(const PipelineDecl& p, PipeWarp& pw, const Stmt& s);
+
+  const Kernel* kernel_;
+  int role_ = -1;
+  CtaCoord coord_;
+  std::vector<int64_t> env_;
+  std::vector<Frame> stack_;
+  std::vector<PipeWarp> pipes_;
+  std::vector<Op> queue_;  // ops of the current statement, consumed from qhead_
+  size_t qhead_ = 0;
+};
+
+}  // namespace pipesim::sim

@@ -1,0 +1,61 @@
+// The mbarrier rules of ../shared/spec/semantics.md, and nothing else. Every state change of
+// a modelled mbarrier goes through these functions; the engine only routes operations here
+// and reacts to the outcome (wake waiters, report violations).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace pipesim::sim {
+
+inline constexpr int64_t kMbarMaxCount = (int64_t{1} << 20) - 1;  // arrival count and |tx| bound
+
+struct MBarrier {
+  bool initialised = false;
+  int64_t completed = 0;  // phases completed; the hardware exposes only completed & 1
+  int64_t pending = 0;    // arrivals still missing in the current phase
+  int64_t expected = 0;   // arrival count re-armed at each phase
+  int64_t tx = 0;         // signed transaction count
+};
+
+// Which rule an operation broke. None: the operation took effect.
+enum class MbarViolation : uint8_t {
+  None,
+  PendingUnderflow,  // arrival larger than pending, or arrive at pending 0 with bytes outstanding
+  TxRange,           // |tx| would leave -(2^20-1) .. 2^20-1
+  CountRange,        // init / arrive count 0 or above 2^20-1, or arrive_drop below zero expected
+  Uninit,            // operation on a barrier that was never initialised (or was invalidated)
+  Reinit,            // init of a live barrier
+};
+
+std::string_view violation_id(MbarViolation v);  // "pending_underflow", ... (expect kinds)
+
+struct MbarOutcome {
+  MbarViolation violation = MbarViolation::None;
+  int phases_completed = 0;  // phases this operation completed (0 or 1)
+};
+
+MbarOutcome mbar_init(MBarrier& b, int64_t count);
+void mbar_inval(MBarrier& b);
+MbarOutcome mbar_arrive(MBarrier& b, int64_t count);
+MbarOutcome mbar_arrive_expect_tx(MBarrier& b, int64_t bytes);
+MbarOutcome mbar_expect_tx(MBarrier& b, int64_t bytes);
+MbarOutcome mbar_complete_tx(MBarrier& b, int64_t bytes);
+MbarOutcome mbar_arrive_drop(MBarrier& b, int64_t count);
+
+// test_wait.parity / try_wait.parity: "the phase with parity P has completed", i.e. P differs
+// from the parity of the current (incomplete) phase.
+inline bool mbar_parity_passed(const MBarrier& b, int64_t parity) {
+  return (parity & 1) != (b.completed & 1);
+}
+
+// A wait that knows which completion it needs (the barrier must have completed `target`
+// phases) is meaningful only while the barrier has completed target-1 or target phases;
+// anywhere else the parity bit aliases. Returns how far off it is: 0 = meaningful.
+inline int64_t mbar_wait_distance(const MBarrier& b, int64_t target) {
+  if (b.completed < target - 1) return b.completed - (target - 1);  // negative: runs ahead
+  if (b.completed > target) return b.completed - target;            // positive: stale
+  return 0;
+}
+
+}  // namespace pipesim::sim

@@ -1,0 +1,30 @@
+#include "sim/op.hpp"
+
+namespace pipesim::sim {
+
+std::string_view op_name(OpKind k) {
+  switch (k) {
+    case OpKind::Compute: return "compute";
+    case OpKind::Wait: return "wait";
+    case OpKind::TestWait: return "test_wait";
+    case OpKind::Arrive: return "arrive";
+    case OpKind::ArriveExpectTx: return "arrive_expect_tx";
+    case OpKind::ExpectTx: return "expect_tx";
+    case OpKind::CompleteTx: return "complete_tx";
+    case OpKind::ArriveDrop: return "arrive_drop";
+    case OpKind::Init: return "init";
+    case OpKind::Inval: return "inval";
+    case OpKind::FenceInit: return "fence_init";
+    case OpKind::TmaLoad: return "tma";
+    case OpKind::BulkStore: return "store";
+    case OpKind::CommitGroup: return "commit_group";
+    case OpKind::WaitGroup: return "wait_group";
+    case OpKind::NamedSync: return "bar_sync";
+    case OpKind::NamedArrive: return "bar_arrive";
+    case OpKind::ClusterArrive: return "cluster_arrive";
+    case OpKind::ClusterWait: return "cluster_wait";
+  }
+  return "?";
+}
+
+}  // namespace pipesim::sim

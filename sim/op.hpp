@@ -1,0 +1,65 @@
+// The primitive operation: what one warp executes, one at a time. The engine runs a stream
+// of these per warp, and the device interpreter (kernels/) executes the very same stream, so
+// everything here is plain data with fixed meaning per field.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace pipesim::sim {
+
+enum class OpKind : uint8_t {
+  Compute,         // a = nanoseconds the warp is busy
+  Wait,            // try_wait.parity loop on bar (own CTA); a = parity; b = target (see Op)
+  TestWait,        // test_wait.parity, non-blocking; a = parity; b = the result the scenario expects
+  Arrive,          // bar (maybe remote); a = count
+  ArriveExpectTx,  // bar (maybe remote); a = bytes; one arrival
+  ExpectTx,        // bar (maybe remote); a = bytes
+  CompleteTx,      // bar (maybe remote); a = bytes
+  ArriveDrop,      // bar (maybe remote); a = count
+  Init,            // bar (own CTA); a = arrival count
+  Inval,           // bar (own CTA)
+  FenceInit,       // fence.mbarrier_init.release.cluster
+  TmaLoad,         // global -> shared; a = bytes; b = multicast CTA mask (0: own CTA only);
+                   // complete_tx(a) lands on bar (same offset) in every destination CTA
+  BulkStore,       // shared -> global; a = bytes; joins the warp's open bulk group
+  CommitGroup,     // cp.async.bulk.commit_group
+  WaitGroup,       // cp.async.bulk.wait_group; a = N; b = 1 for .read
+  NamedSync,       // bar.sync; a = id; b = thread count
+  NamedArrive,     // bar.arrive; a = id; b = thread count
+  ClusterArrive,   // barrier.cluster.arrive
+  ClusterWait,     // barrier.cluster.wait
+};
+
+std::string_view op_name(OpKind k);
+
+// An mbarrier reference: element `index` of barrier array `array`, in the CTA of cluster rank
+// `rank` (kOwnCta for the issuing CTA). Arrays are declared per CTA at the same offsets.
+struct BarRef {
+  static constexpr int32_t kOwnCta = -1;
+  uint32_t array = 0;
+  uint32_t index = 0;
+  int32_t rank = kOwnCta;
+};
+
+// Flags on an op, set by the lowering.
+enum OpFlag : uint8_t {
+  kFlagNone = 0,
+  kFlagPhaseTracked = 1 << 0,     // Wait.b holds the number of completed phases the wait needs
+  kFlagStateOverridden = 1 << 1,  // came from a pipeline state the scenario overrode
+  kFlagProducerSide = 1 << 2,     // came from a producer-side pipeline call
+  kFlagFromPipeline = 1 << 3,     // expansion of a pipeline call (vs a raw operation)
+};
+
+struct Op {
+  OpKind kind = OpKind::Compute;
+  uint8_t flags = kFlagNone;
+  uint32_t site = 0;  // index into Kernel::sites: source location and the call it came from
+  BarRef bar;
+  int64_t a = 0;
+  // Wait: when kFlagPhaseTracked, the count of completed phases the wait is for ("phase
+  // t-1 has completed"): meaningful only while the barrier has completed t-1 or t phases.
+  int64_t b = 0;
+};
+
+}  // namespace pipesim::sim

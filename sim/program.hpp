@@ -1,0 +1,199 @@
+// The lowered scenario: a kernel's declarations plus one structured program per warp role.
+// verify/ builds it from a scenario file; sim/lowering expands it, per (CTA, warp), into the
+// primitive op stream (op.hpp) that both the engine and the device interpreter execute.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/arch.hpp"
+#include "sim/op.hpp"
+
+namespace pipesim::sim {
+
+struct SourceLoc {
+  uint32_t line = 0;  // 1-based; 0 = no location
+  uint32_t col = 0;   // 1-based
+};
+
+// A bad scenario discovered after parsing (a count evaluated out of range at run time, a
+// division by zero, a barrier index past the array ...). Reported as file:line:col, exit 2.
+struct ScenarioError : std::runtime_error {
+  SourceLoc loc;
+  ScenarioError(SourceLoc l, const std::string& msg) : std::runtime_error(msg), loc(l) {}
+};
+
+// ---------------------------------------------------------------- expressions
+// Integer expressions in postfix form over 64-bit values. Scenario parameters are folded to
+// constants by the front end; what remains reads environment slots (built-ins, loop variables,
+// role-local lets).
+enum class ExprCode : uint8_t {
+  Const, Slot,
+  Neg, Not, BitNot,
+  Add, Sub, Mul, Div, Mod, Shl, Shr, BitAnd, BitOr, BitXor,
+  Lt, Le, Gt, Ge, Eq, Ne, And, Or,
+  Min, Max,  // binary functions min(a, b), max(a, b)
+  Popcount,  // unary function popcount(a)
+};
+
+struct ExprInstr {
+  ExprCode code = ExprCode::Const;
+  int64_t value = 0;  // Const: the value; Slot: the slot index
+};
+
+struct Expr {
+  std::vector<ExprInstr> code;
+  SourceLoc loc;
+  bool is_const() const { return code.size() == 1 && code[0].code == ExprCode::Const; }
+  static Expr constant(int64_t v, SourceLoc l = {}) { return Expr{{{ExprCode::Const, v}}, l}; }
+};
+
+// Fixed environment slots, filled per (CTA, warp) before a role program starts.
+enum BuiltinSlot : uint32_t {
+  kSlotCtaId = 0,      // blockIdx.x (linear)
+  kSlotClusterId,      // cluster index in the grid
+  kSlotClusterRank,    // rank of this CTA in its cluster (%cluster_ctarank)
+  kSlotWarp,           // warp index in the CTA
+  kSlotWarpInRole,     // warp index relative to the role's first warp
+  kSlotNumCtas,        // grid size
+  kSlotNumClusters,
+  kSlotClusterSize,
+  kSlotNumSms,
+  kNumBuiltinSlots,
+};
+
+// --------------------------------------------------------------- declarations
+struct BarrierArray {
+  std::string name;       // "full", or "ab.full" for a pipeline's arrays
+  uint32_t size = 1;      // elements per CTA
+  // Set: initialised with this arrival count (and fenced, cluster-synced) before any role
+  // runs, as CUTLASS pipeline constructors do. Unset: the scenario must `init` it itself.
+  std::optional<int64_t> init_count;
+  int pipeline = -1;      // owning pipeline, or -1
+  SourceLoc loc;
+};
+
+enum class PipelineKind : uint8_t { Async, TmaAsync };
+enum class ArrivalUnit : uint8_t { Threads, Warps, Warpgroups };
+enum class StateKind : uint8_t { PipelineState, PipelineStateSimple };
+enum class TailVariant : uint8_t { Cutlass45, Cutlass46, None };
+
+// How many arrivals one side of a pipeline contributes per stage, and in what unit.
+struct Participants {
+  int64_t n = 1;
+  ArrivalUnit unit = ArrivalUnit::Threads;
+};
+
+struct PipelineDecl {
+  std::string name;
+  PipelineKind kind = PipelineKind::Async;
+  int64_t stages = 1;
+  int64_t tx = 0;               // TmaAsync: bytes expected per stage per CTA (arrive.expect_tx)
+  Participants producers{1, ArrivalUnit::Threads};
+  Participants consumers{1, ArrivalUnit::Threads};
+  // Cluster ranks whose empty barriers a consumer release arrives on (the CTAs that multicast
+  // into this CTA's stage). Unset: own CTA only. Evaluated per CTA.
+  std::optional<Expr> multicast;
+  uint32_t full = 0;            // barrier array ids
+  uint32_t empty = 0;
+  StateKind state = StateKind::PipelineState;
+  int64_t producer_phase = 1;   // start phase of producer states (CUTLASS: 1)
+  int64_t consumer_phase = 0;
+  TailVariant tail = TailVariant::Cutlass46;
+  SourceLoc loc;
+};
+
+// ----------------------------------------------------------------- statements
+enum class StmtKind : uint8_t {
+  Op,        // one raw primitive (op.hpp), operands below
+  Pipe,      // a pipeline call: ab.producer_acquire, tma ab ...
+  For,       // for var in begin .. end step s: body
+  If,        // if cond: body else: else_body
+  Let,       // slot = value
+  SetState,  // ab.state producer|consumer index = .. phase = .. : override this warp's state
+};
+
+enum class PipeCall : uint8_t {
+  ProducerAcquire, ProducerCommit, ProducerTail,
+  ConsumerWait, ConsumerRelease,
+  Tma,  // TMA load into the stage last acquired by this warp; bytes (default: pipeline tx)
+        // and multicast mask (default: own CTA)
+};
+
+enum class Side : uint8_t { Producer, Consumer };
+
+// A barrier operand: array id, element index, and the cluster rank for remote access.
+struct BarOperand {
+  uint32_t array = 0;
+  Expr index = Expr::constant(0);
+  std::optional<Expr> rank;  // unset: own CTA
+};
+
+struct Stmt {
+  StmtKind kind = StmtKind::Op;
+  uint32_t site = 0;          // Kernel::sites index
+  // Op
+  OpKind op = OpKind::Compute;
+  std::optional<BarOperand> bar;
+  // Named operands; which ones an op uses is listed in docs/scenario-language.md.
+  std::optional<Expr> count, bytes, parity, phase, mask, ns, id, threads, n, expect;
+  // Pipe / SetState
+  uint32_t pipeline = 0;
+  PipeCall call = PipeCall::ProducerAcquire;
+  Side side = Side::Producer;
+  std::optional<Expr> index;  // SetState
+  std::optional<StateKind> state_kind;
+  // For / Let
+  uint32_t slot = 0;
+  std::optional<Expr> begin, end, step, value;  // For: begin/end/step; Let: value; If: value=cond
+  std::vector<Stmt> body, else_body;
+};
+
+// A source site: one statement of the scenario, for reports.
+struct Site {
+  SourceLoc loc;
+  std::string what;  // "ab.producer_acquire", "wait", "compute" ...
+};
+
+struct Role {
+  std::string name;
+  int warp_lo = 0, warp_hi = 0;  // inclusive range
+  std::vector<Stmt> body;
+  SourceLoc loc;
+};
+
+struct Launch {
+  int64_t ctas = 1;
+  int64_t cluster = 1;
+  int64_t threads = 128;
+  int64_t ctas_per_sm = 1;
+  int warps() const { return static_cast<int>((threads + 31) / 32); }
+};
+
+enum class Verdict : uint8_t { Ok, Hang, Error };
+
+struct Expectation {
+  Verdict verdict = Verdict::Ok;
+  std::string error_kind;  // for Error: the rule's id ("pending_underflow" ...); may be empty
+  SourceLoc loc;
+};
+
+struct Kernel {
+  std::string name;
+  std::string file;                // path as given on the command line
+  std::vector<std::string> lines;  // source text, for carets in reports
+  const model::Arch* arch = nullptr;
+  Launch launch;
+  std::vector<BarrierArray> barriers;
+  std::vector<PipelineDecl> pipelines;
+  std::vector<Role> roles;
+  std::vector<Site> sites;
+  uint32_t num_slots = kNumBuiltinSlots;
+  std::optional<Expectation> expect;
+  std::vector<std::pair<std::string, int64_t>> params;  // final values, -D applied
+};
+
+}  // namespace pipesim::sim

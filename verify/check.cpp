@@ -1,0 +1,56 @@
+#include "verify/check.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "verify/report.hpp"
+
+namespace pipesim::verify {
+
+CheckResult check_text(const std::string& path, const std::string& text, const CheckOptions& options) {
+  CheckResult r;
+  r.file = path;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    r.kernel = parse_scenario(path, text, options.defines);
+  } catch (const ParseError& e) {
+    r.bad_input = true;
+    r.diagnostic = e.what();
+    return r;
+  }
+  try {
+    r.result = sim::run(r.kernel, options.run);
+  } catch (const sim::ScenarioError& e) {
+    r.bad_input = true;
+    r.diagnostic = render_diagnostic(path, r.kernel.lines, e.loc, "error", e.what());
+    return r;
+  } catch (const std::exception& e) {
+    r.bad_input = true;
+    r.diagnostic = path + ": error: " + e.what() + "\n";
+    return r;
+  }
+  r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const sim::Expectation want = r.kernel.expect.value_or(sim::Expectation{});
+  r.matches_expect = r.result.verdict == want.verdict;
+  if (r.matches_expect && want.verdict == sim::Verdict::Error && !want.error_kind.empty())
+    r.matches_expect = !r.result.findings.empty() && r.result.findings.front().kind == want.error_kind;
+  r.report = human_report(r);
+  return r;
+}
+
+CheckResult check_file(const std::string& path, const CheckOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    CheckResult r;
+    r.file = path;
+    r.bad_input = true;
+    r.diagnostic = path + ": error: cannot read the file\n";
+    return r;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return check_text(path, ss.str(), options);
+}
+
+}  // namespace pipesim::verify

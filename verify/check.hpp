@@ -1,0 +1,32 @@
+// `pipesim check` as a library: parse a scenario, run it, explain it, compare with `expect`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/engine.hpp"
+#include "verify/parser.hpp"
+
+namespace pipesim::verify {
+
+struct CheckOptions {
+  std::vector<Define> defines;  // -D NAME=INT
+  sim::RunOptions run;
+};
+
+struct CheckResult {
+  std::string file;
+  bool bad_input = false;       // parse or scenario error: `diagnostic` says what, exit 2
+  std::string diagnostic;       // file:line:col: error: ... with the line and a caret
+  sim::Kernel kernel;
+  sim::RunResult result;
+  bool matches_expect = false;  // verdict (and error kind) equal the file's `expect`
+  double wall_ms = 0;
+  std::string report;           // the human report (hang explanation, findings, timing)
+};
+
+CheckResult check_file(const std::string& path, const CheckOptions& options);
+CheckResult check_text(const std::string& path, const std::string& text, const CheckOptions& options);
+
+}  // namespace pipesim::verify

@@ -1,0 +1,153 @@
+#include "verify/check_command.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "verify/check.hpp"
+#include "verify/json_report.hpp"
+#include "verify/report.hpp"
+#include "verify/trace.hpp"
+
+namespace pipesim::verify {
+namespace {
+
+struct Options {
+  std::vector<std::string> inputs;
+  std::vector<std::string> defines;
+  uint64_t seed = 1;
+  double jitter = 0;
+  uint64_t max_events = 2'000'000'000ULL;
+  bool json = false;
+  bool verbose = false;
+  std::string trace;
+};
+
+// Files named on the command line, and every *.scn below named directories, sorted.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& in, std::string& error) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& p : in) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file() && it->path().extension() == ".scn") found.push_back(it->path().string());
+      std::sort(found.begin(), found.end());
+      if (found.empty()) error += fmt::format("{}: error: no .scn scenario files in this directory\n", p);
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::exists(p, ec)) {
+      out.push_back(p);
+    } else {
+      error += fmt::format("{}: error: no such file or directory\n", p);
+    }
+  }
+  return out;
+}
+
+bool parse_define(const std::string& d, Define& out) {
+  const size_t eq = d.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  out.name = d.substr(0, eq);
+  const std::string v = d.substr(eq + 1);
+  try {
+    size_t used = 0;
+    out.value = std::stoll(v, &used, 0);
+    return used == v.size();
+  } catch (...) {
+    return false;
+  }
+}
+
+int run_check(const Options& o) {
+  std::string error;
+  const std::vector<std::string> files = expand_inputs(o.inputs, error);
+  if (!error.empty()) {
+    std::cerr << error;
+    return 2;
+  }
+  CheckOptions co;
+  co.run.seed = o.seed;
+  co.run.jitter = o.jitter;
+  co.run.max_events = o.max_events;
+  co.run.record_trace = !o.trace.empty();
+  for (const std::string& d : o.defines) {
+    Define def;
+    if (!parse_define(d, def)) {
+      std::cerr << fmt::format("pipesim: error: -D {}: expected NAME=INTEGER\n", d);
+      return 2;
+    }
+    co.defines.push_back(def);
+  }
+  if (!o.trace.empty() && files.size() != 1) {
+    std::cerr << "pipesim: error: --trace writes one scenario's timeline; name exactly one file\n";
+    return 2;
+  }
+  if (o.jitter < 0 || o.jitter >= 1) {
+    std::cerr << "pipesim: error: --jitter must be in [0, 1)\n";
+    return 2;
+  }
+
+  std::vector<CheckResult> results;
+  int exit_code = 0;
+  const bool single = files.size() == 1;
+  for (const std::string& f : files) {
+    CheckResult r = check_file(f, co);
+    if (r.bad_input) {
+      exit_code = 2;
+      if (!o.json) std::cerr << r.diagnostic;
+    } else {
+      if (!r.matches_expect && exit_code == 0) exit_code = 1;
+      if (!o.json) {
+        const std::string want = r.kernel.expect ? expectation_text(*r.kernel.expect) : "ok";
+        std::cout << fmt::format("{:<4}  {:<56}  expect {:<24} got {:<24} {:8.1f} ms\n", r.matches_expect ? "ok" : "FAIL",
+                                 f, want, outcome_text(r.result), r.wall_ms);
+        if (single || o.verbose || !r.matches_expect) std::cout << r.report;
+      }
+      if (!o.trace.empty()) {
+        std::ofstream out(o.trace, std::ios::binary);
+        out << perfetto_trace(r.kernel, r.result);
+        if (!out) {
+          std::cerr << fmt::format("pipesim: error: cannot write trace {}\n", o.trace);
+          exit_code = 2;
+        }
+      }
+    }
+    results.push_back(std::move(r));
+  }
+  if (o.json) {
+    ReportOptions ro;
+    ro.seed = o.seed;
+    ro.jitter = o.jitter;
+    std::cout << to_json(std::span<const CheckResult>(results), ro).dump(2) << "\n";
+  } else if (!single) {
+    size_t ok = 0, bad = 0;
+    for (const auto& r : results) (r.bad_input ? bad : ok) += r.bad_input ? 1 : (r.matches_expect ? 1 : 0);
+    std::cout << fmt::format("{} scenarios: {} as expected, {} not, {} bad input\n", results.size(), ok,
+                             results.size() - ok - bad, bad);
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("check", "Run scenarios on the model: verdict per scenario, hang explanations");
+  c->add_option("inputs", o->inputs, "scenario files or directories (every *.scn below)")->required();
+  c->add_option("-D", o->defines, "override a parameter: -D K=8192")->type_name("NAME=INT");
+  c->add_option("--seed", o->seed, "seed for latency jitter and tie-breaking")->capture_default_str();
+  c->add_option("--jitter", o->jitter, "relative latency jitter in [0, 1), e.g. 0.1")->capture_default_str();
+  c->add_option("--max-events", o->max_events, "stop a runaway scenario after this many events")->capture_default_str();
+  c->add_flag("--json", o->json, "machine-readable report (schema pipesim.check/1)");
+  c->add_flag("-v,--verbose", o->verbose, "print every scenario's full report");
+  c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of one scenario")->type_name("FILE");
+  c->callback([o, &action] { action = [o] { return run_check(*o); }; });
+  return c;
+}
+
+}  // namespace pipesim::verify

@@ -1,0 +1,319 @@
+#include "verify/json_report.hpp"
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace pipesim::verify {
+namespace {
+
+using nlohmann::json;
+
+std::string_view verdict_word(sim::Verdict v) {
+  switch (v) {
+    case sim::Verdict::Ok: return "ok";
+    case sim::Verdict::Hang: return "hang";
+    case sim::Verdict::Error: return "error";
+  }
+  return "?";
+}
+
+std::string_view status_word(sim::WarpStatus s) {
+  switch (s) {
+    case sim::WarpStatus::Exited: return "exited";
+    case sim::WarpStatus::Blocked: return "blocked";
+    case sim::WarpStatus::Faulted: return "faulted";
+    case sim::WarpStatus::NotStarted: return "not_started";
+  }
+  return "?";
+}
+
+bool uses_barrier(sim::OpKind k) {
+  switch (k) {
+    case sim::OpKind::Wait:
+    case sim::OpKind::TestWait:
+    case sim::OpKind::Arrive:
+    case sim::OpKind::ArriveExpectTx:
+    case sim::OpKind::ExpectTx:
+    case sim::OpKind::CompleteTx:
+    case sim::OpKind::ArriveDrop:
+    case sim::OpKind::Init:
+    case sim::OpKind::Inval:
+    case sim::OpKind::TmaLoad:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Barrier arrays flattened in declaration order (sim::barrier_slot's numbering).
+struct Slots {
+  std::vector<uint32_t> first;  // first slot of each array
+  std::vector<uint32_t> array;  // slot -> array
+  std::vector<uint32_t> index;  // slot -> element
+  explicit Slots(const sim::Kernel& k) {
+    uint32_t n = 0;
+    for (uint32_t a = 0; a < k.barriers.size(); ++a) {
+      first.push_back(n);
+      for (uint32_t i = 0; i < k.barriers[a].size; ++i) {
+        array.push_back(a);
+        index.push_back(i);
+      }
+      n += k.barriers[a].size;
+    }
+  }
+  std::optional<uint32_t> slot(uint32_t a, uint32_t i) const {
+    if (a >= first.size()) return std::nullopt;
+    uint32_t s = first[a] + i;
+    if (s >= array.size() || array[s] != a) return std::nullopt;
+    return s;
+  }
+};
+
+std::string element_name(const sim::Kernel& k, uint32_t a, uint32_t i) {
+  if (a >= k.barriers.size()) return fmt::format("#{}[{}]", a, i);
+  return fmt::format("{}[{}]", k.barriers[a].name, i);
+}
+
+sim::BarrierState initial_state(const sim::BarrierArray& a) {
+  sim::BarrierState s;
+  if (a.init_count) {
+    s.initialised = true;
+    s.pending = s.expected = *a.init_count;
+  }
+  return s;
+}
+
+bool same(const sim::BarrierState& x, const sim::BarrierState& y) {
+  return x.initialised == y.initialised && x.completed == y.completed && x.pending == y.pending &&
+         x.expected == y.expected && x.tx == y.tx;
+}
+
+json state_json(const sim::BarrierState& s) {
+  return json{{"initialised", s.initialised}, {"phase", s.completed}, {"parity", s.completed & 1},
+              {"pending", s.pending},         {"expected", s.expected}, {"tx", s.tx}};
+}
+
+json site_json(const sim::Kernel& k, uint32_t site, json& into) {
+  if (site < k.sites.size()) {
+    const sim::Site& s = k.sites[site];
+    if (s.loc.line > 0) {
+      into["where"] = fmt::format("{}:{}:{}", k.file, s.loc.line, s.loc.col);
+      into["line"] = s.loc.line;
+      into["col"] = s.loc.col;
+    } else {
+      into["where"] = nullptr;
+      into["line"] = nullptr;
+      into["col"] = nullptr;
+    }
+    into["statement"] = s.what;
+  } else {
+    into["where"] = nullptr;
+    into["line"] = nullptr;
+    into["col"] = nullptr;
+    into["statement"] = nullptr;
+  }
+  return into;
+}
+
+json role_json(const sim::Kernel& k, const sim::RunResult& r, int cta, int warp) {
+  if (cta < 0 || warp < 0) return nullptr;
+  for (const auto& w : r.warps)
+    if (w.cta == cta && w.warp == warp && w.role >= 0 && static_cast<size_t>(w.role) < k.roles.size())
+      return k.roles[static_cast<size_t>(w.role)].name;
+  for (const auto& role : k.roles)
+    if (warp >= role.warp_lo && warp <= role.warp_hi) return role.name;
+  return nullptr;
+}
+
+// The CTA a barrier reference resolves to (cluster rank -> CTA of the issuing CTA's cluster).
+int target_cta(const sim::Kernel& k, int cta, int32_t rank) {
+  if (rank == sim::BarRef::kOwnCta) return cta;
+  const int64_t cluster = std::max<int64_t>(1, k.launch.cluster);
+  return static_cast<int>((cta / cluster) * cluster + rank);
+}
+
+json blocked_json(const sim::Kernel& k, const sim::RunResult& r, const Slots& slots, const sim::WarpEnd& w) {
+  json j{{"cta", w.cta}, {"warp", w.warp}, {"role", role_json(k, r, w.cta, w.warp)}};
+  site_json(k, w.site, j);
+  j["op"] = std::string(sim::op_name(w.op.kind));
+  j["ops_done"] = w.ops_done;
+  j["barrier"] = nullptr;
+  j["parity"] = nullptr;
+  j["state"] = nullptr;
+  if (uses_barrier(w.op.kind)) {
+    const int cta = target_cta(k, w.cta, w.op.bar.rank);
+    json b{{"name", element_name(k, w.op.bar.array, w.op.bar.index)},
+           {"array", w.op.bar.array},
+           {"index", w.op.bar.index},
+           {"cta", cta}};
+    j["barrier"] = std::move(b);
+    if (w.op.kind == sim::OpKind::Wait || w.op.kind == sim::OpKind::TestWait) {
+      j["parity"] = w.op.a & 1;
+      if (w.op.flags & sim::kFlagPhaseTracked) j["waits_for_phase"] = w.op.b;
+    }
+    auto s = slots.slot(w.op.bar.array, w.op.bar.index);
+    if (s && cta >= 0 && static_cast<size_t>(cta) < r.barriers.size() && *s < r.barriers[static_cast<size_t>(cta)].size())
+      j["state"] = state_json(r.barriers[static_cast<size_t>(cta)][*s]);
+  } else if (w.op.kind == sim::OpKind::NamedSync || w.op.kind == sim::OpKind::NamedArrive) {
+    j["named_barrier"] = json{{"id", w.op.a}, {"threads", w.op.b}};
+  } else if (w.op.kind == sim::OpKind::WaitGroup) {
+    j["wait_group"] = json{{"n", w.op.a}, {"read", w.op.b != 0}};
+  }
+  return j;
+}
+
+}  // namespace
+
+json to_json(const CheckResult& c, const ReportOptions& options) {
+  const sim::Kernel& k = c.kernel;
+  const sim::RunResult& r = c.result;
+  json j;
+  j["schema"] = std::string(kReportSchema);
+  j["file"] = c.file;
+  j["kernel"] = k.name.empty() ? json(nullptr) : json(k.name);
+  j["arch"] = k.arch ? json(std::string(k.arch->name)) : json(nullptr);
+  j["bad_input"] = c.bad_input;
+  j["diagnostic"] = c.bad_input ? json(c.diagnostic) : json(nullptr);
+  if (k.expect) {
+    j["expect"] = json{{"verdict", verdict_word(k.expect->verdict)},
+                       {"kind", k.expect->error_kind.empty() ? json(nullptr) : json(k.expect->error_kind)},
+                       {"line", k.expect->loc.line}};
+  } else {
+    j["expect"] = nullptr;
+  }
+  j["matches"] = c.matches_expect;
+  j["seed"] = options.seed ? json(*options.seed) : json(nullptr);
+  j["jitter"] = options.jitter ? json(*options.jitter) : json(nullptr);
+  j["wall_ms"] = c.wall_ms;
+
+  if (c.bad_input) {
+    // Nothing ran: the run fields are present and empty so that readers need no special case.
+    j["verdict"] = nullptr;
+    j["error_kind"] = nullptr;
+    j["launch"] = nullptr;
+    j["params"] = json::object();
+    j["predicted_ns"] = nullptr;
+    j["events"] = 0;
+    j["warps"] = json{{"total", 0}, {"exited", 0}, {"blocked", 0}, {"faulted", 0}, {"not_started", 0}};
+    j["findings"] = json::array();
+    j["blocked"] = json::array();
+    j["barriers"] = json{{"policy", "all"}, {"total", 0}, {"listed", 0}, {"entries", json::array()}};
+    j["role_waits"] = json::array();
+    j["report"] = c.report;
+    return j;
+  }
+
+  j["verdict"] = verdict_word(r.verdict);
+  j["error_kind"] = nullptr;
+  if (r.verdict == sim::Verdict::Error) {
+    for (const auto& f : r.findings)
+      if (f.fatal) {
+        j["error_kind"] = f.kind;
+        break;
+      }
+  }
+  j["launch"] = json{{"ctas", k.launch.ctas},
+                     {"cluster", k.launch.cluster},
+                     {"threads", k.launch.threads},
+                     {"ctas_per_sm", k.launch.ctas_per_sm}};
+  json params = json::object();
+  for (const auto& [name, value] : k.params) params[name] = value;
+  j["params"] = std::move(params);
+  j["predicted_ns"] = r.end_ns;
+  j["events"] = r.events;
+
+  int counts[4] = {0, 0, 0, 0};
+  for (const auto& w : r.warps) ++counts[static_cast<int>(w.status)];
+  j["warps"] = json{{"total", r.warps.size()},
+                    {"exited", counts[static_cast<int>(sim::WarpStatus::Exited)]},
+                    {"blocked", counts[static_cast<int>(sim::WarpStatus::Blocked)]},
+                    {"faulted", counts[static_cast<int>(sim::WarpStatus::Faulted)]},
+                    {"not_started", counts[static_cast<int>(sim::WarpStatus::NotStarted)]}};
+
+  json findings = json::array();
+  for (const auto& f : r.findings) {
+    json e{{"kind", f.kind},
+           {"fatal", f.fatal},
+           {"cta", f.cta >= 0 ? json(f.cta) : json(nullptr)},
+           {"warp", f.warp >= 0 ? json(f.warp) : json(nullptr)},
+           {"role", role_json(k, r, f.cta, f.warp)}};
+    site_json(k, f.site, e);
+    e["message"] = f.message;
+    e["notes"] = f.notes;
+    findings.push_back(std::move(e));
+  }
+  j["findings"] = std::move(findings);
+
+  const Slots slots(k);
+  json blocked = json::array();
+  for (const auto& w : r.warps)
+    if (w.status == sim::WarpStatus::Blocked || w.status == sim::WarpStatus::Faulted) {
+      json e = blocked_json(k, r, slots, w);
+      e["status"] = status_word(w.status);
+      blocked.push_back(std::move(e));
+    }
+  j["blocked"] = std::move(blocked);
+
+  size_t total = 0;
+  for (const auto& per_cta : r.barriers) total += per_cta.size();
+  const bool all = total <= options.all_barriers_limit;
+  json entries = json::array();
+  std::vector<sim::BarrierState> initial;
+  initial.reserve(slots.array.size());
+  for (uint32_t s = 0; s < slots.array.size(); ++s) initial.push_back(initial_state(k.barriers[slots.array[s]]));
+  for (size_t cta = 0; cta < r.barriers.size(); ++cta) {
+    const auto& per_cta = r.barriers[cta];
+    for (size_t s = 0; s < per_cta.size(); ++s) {
+      const bool known = s < slots.array.size();
+      if (!all && known && same(per_cta[s], initial[s])) continue;
+      json e = state_json(per_cta[s]);
+      e["cta"] = cta;
+      e["slot"] = s;
+      if (known) {
+        e["name"] = element_name(k, slots.array[s], slots.index[s]);
+        e["array"] = slots.array[s];
+        e["index"] = slots.index[s];
+        e["initial"] = same(per_cta[s], initial[s]);
+      } else {
+        e["name"] = nullptr;
+        e["array"] = nullptr;
+        e["index"] = nullptr;
+        e["initial"] = nullptr;
+      }
+      entries.push_back(std::move(e));
+    }
+  }
+  const size_t listed = entries.size();
+  j["barriers"] = json{{"policy", all ? "all" : "changed"}, {"total", total}, {"listed", listed},
+                       {"entries", std::move(entries)}};
+
+  json waits = json::array();
+  for (const auto& w : r.role_waits) {
+    json role = (w.role >= 0 && static_cast<size_t>(w.role) < k.roles.size())
+                    ? json(k.roles[static_cast<size_t>(w.role)].name)
+                    : json(nullptr);
+    waits.push_back(json{{"role", std::move(role)}, {"what", w.what}, {"ns", w.ns}});
+  }
+  j["role_waits"] = std::move(waits);
+  j["report"] = c.report;
+  return j;
+}
+
+json to_json(std::span<const CheckResult> results, const ReportOptions& options) {
+  json list = json::array();
+  int matched = 0, bad = 0;
+  for (const auto& r : results) {
+    list.push_back(to_json(r, options));
+    if (r.bad_input) ++bad;
+    else if (r.matches_expect) ++matched;
+  }
+  const int n = static_cast<int>(results.size());
+  const int exit_code = bad > 0 ? 2 : matched == n ? 0 : 1;
+  return json{{"schema", std::string(kReportSchema)},
+              {"results", std::move(list)},
+              {"summary", json{{"scenarios", n}, {"matched", matched}, {"bad_input", bad}, {"exit_code", exit_code}}}};
+}
+
+}  // namespace pipesim::verify

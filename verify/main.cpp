@@ -1,0 +1,28 @@
+// pipesim: a thin driver over the verify library's commands.
+#include <functional>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "verify/budget_command.hpp"
+#include "verify/check_command.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"pipesim: find hangs, broken mbarrier rules and budget mistakes in warp-specialized kernels before a GPU run"};
+  app.require_subcommand(1);
+  std::function<int()> action;
+  pipesim::verify::add_check_command(app, action);
+  pipesim::verify::add_budget_command(app, action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    return action ? action() : 2;
+  } catch (const std::exception& e) {
+    std::cerr << "pipesim: error: " << e.what() << "\n";
+    return 2;
+  }
+}

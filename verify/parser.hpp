@@ -1,0 +1,40 @@
+// The scenario front end: text -> sim::Kernel (docs/scenario-language.md).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/program.hpp"
+
+namespace pipesim::verify {
+
+// -D NAME=INT on the command line: overrides the top-level `let NAME`.
+struct Define {
+  std::string name;
+  int64_t value = 0;
+};
+
+// Bad input. `what()` is the full rendered diagnostic (file:line:col: error: message, the source
+// line, a caret under the offending text, and an optional note line).
+struct ParseError : std::runtime_error {
+  std::string file;
+  sim::SourceLoc loc;
+  std::string message;  // the bare message, without location or caret
+  ParseError(std::string rendered, std::string f, sim::SourceLoc l, std::string msg)
+      : std::runtime_error(std::move(rendered)), file(std::move(f)), loc(l), message(std::move(msg)) {}
+};
+
+// Parses and lowers one scenario. Throws ParseError on any bad input.
+sim::Kernel parse_scenario(std::string_view path, std::string_view text,
+                           std::span<const Define> defines = {});
+
+// "file:line:col: error: msg\n  <line>\n  <caret>\n" (+ "  note: ..." when note is not empty).
+std::string render_diagnostic(std::string_view file, const std::vector<std::string>& lines,
+                              sim::SourceLoc loc, std::string_view severity, std::string_view msg,
+                              std::string_view note = {}, uint32_t caret_len = 1);
+
+}  // namespace pipesim::verify

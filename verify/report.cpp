@@ -1,0 +1,125 @@
+#include "verify/report.hpp"
+
+#include "sim/lowering.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace pipesim::verify {
+namespace {
+
+std::string site_ref(const sim::Kernel& k, uint32_t site) {
+  if (site >= k.sites.size()) return k.file;
+  const sim::Site& s = k.sites[site];
+  return fmt::format("{}:{}:{}", k.file, s.loc.line, s.loc.col);
+}
+
+std::string source_line(const sim::Kernel& k, uint32_t site) {
+  if (site >= k.sites.size()) return {};
+  const uint32_t line = k.sites[site].loc.line;
+  if (line == 0 || line > k.lines.size()) return {};
+  std::string s = k.lines[line - 1];
+  const size_t b = s.find_first_not_of(' ');
+  return b == std::string::npos ? std::string() : s.substr(b);
+}
+
+std::string role_name(const sim::Kernel& k, int role) {
+  return role >= 0 ? k.roles[static_cast<size_t>(role)].name : "no role";
+}
+
+// "CTA 0 warp 4" or "CTAs 0-131, warp 0" for a group's members.
+std::string members_text(const std::vector<std::pair<int, int>>& m) {
+  std::map<int, std::vector<int>> by_warp;
+  for (auto [c, w] : m) by_warp[w].push_back(c);
+  std::string out;
+  for (auto& [w, ctas] : by_warp) {
+    std::sort(ctas.begin(), ctas.end());
+    std::string cs;
+    size_t i = 0;
+    int shown = 0;
+    while (i < ctas.size()) {
+      size_t j = i;
+      while (j + 1 < ctas.size() && ctas[j + 1] == ctas[j] + 1) ++j;
+      if (shown++ == 6) { cs += ", …"; break; }
+      cs += (cs.empty() ? "" : ",") + (i == j ? std::to_string(ctas[i]) : fmt::format("{}-{}", ctas[i], ctas[j]));
+      i = j + 1;
+    }
+    out += fmt::format("{}warp {} in CTA{} {}", out.empty() ? "" : "; ", w, ctas.size() > 1 ? "s" : "", cs);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view verdict_name(sim::Verdict v) {
+  switch (v) {
+    case sim::Verdict::Ok: return "ok";
+    case sim::Verdict::Hang: return "hang";
+    case sim::Verdict::Error: return "error";
+  }
+  return "?";
+}
+
+std::string expectation_text(const sim::Expectation& e) {
+  std::string s(verdict_name(e.verdict));
+  if (e.verdict == sim::Verdict::Error && !e.error_kind.empty()) s += " " + e.error_kind;
+  return s;
+}
+
+std::string outcome_text(const sim::RunResult& r) {
+  std::string s(verdict_name(r.verdict));
+  if (r.verdict == sim::Verdict::Error && !r.findings.empty()) s += " " + r.findings.front().kind;
+  return s;
+}
+
+std::string human_report(const CheckResult& r) {
+  if (r.bad_input) return r.diagnostic;
+  const sim::Kernel& k = r.kernel;
+  const sim::RunResult& res = r.result;
+  std::string out;
+  out += fmt::format("{}: kernel {} on {}: {}", k.file, k.name, k.arch ? k.arch->name : "?", outcome_text(res));
+  if (k.expect) out += fmt::format(" (expected {})", expectation_text(*k.expect));
+  out += fmt::format(" after {:.3f} us simulated, {} events\n", res.end_ns / 1000.0, res.events);
+
+  for (const sim::Finding& f : res.findings) {
+    out += fmt::format("{}: {}: [{}] {}\n", site_ref(k, f.site), f.fatal ? "error" : "warning", f.kind, f.message);
+    if (f.cta >= 0) out += fmt::format("  in CTA {} warp {} ({})\n", f.cta, f.warp, role_name(k, f.warp >= 0 ? sim::role_of_warp(k, f.warp) : -1));
+    if (auto src = source_line(k, f.site); !src.empty()) out += "  | " + src + "\n";
+    for (const std::string& n : f.notes) out += "  note: " + n + "\n";
+  }
+
+  if (res.verdict == sim::Verdict::Hang) {
+    const sim::HangReport& h = res.hang;
+    out += fmt::format("hang: nothing can happen while {} warp group(s) wait\n", h.groups.size());
+    for (const sim::HangGroup& g : h.groups) {
+      out += fmt::format("{}: {} ({}) waits on {}\n", site_ref(k, g.site), members_text(g.members), role_name(k, g.role), g.waits_on);
+      if (auto src = source_line(k, g.site); !src.empty()) out += "  | " + src + "\n";
+      if (g.state)
+        out += fmt::format("  barrier: phase {} (parity {}), pending {} of {}, tx {}\n", g.state->completed,
+                           g.state->completed & 1, g.state->pending, g.state->expected, g.state->tx);
+      for (const std::string& u : g.unblockers) out += "  could unblock: " + u + "\n";
+      if (g.unblockers.empty()) out += "  could unblock: nobody\n";
+      for (const std::string& hint : g.hints) out += "  note: " + hint + "\n";
+    }
+    for (const std::string& c : h.cycles) out += "deadlock cycle: " + c + "\n";
+    if (h.unlaunched_clusters > 0)
+      out += fmt::format("note: {} cluster(s) never started: the hung CTAs hold the SMs\n", h.unlaunched_clusters);
+  }
+
+  if (res.verdict == sim::Verdict::Ok) {
+    out += fmt::format("predicted duration: {:.3f} us\n", res.end_ns / 1000.0);
+    std::vector<sim::RunResult::RoleWait> waits = res.role_waits;
+    std::sort(waits.begin(), waits.end(), [](auto& a, auto& b) { return a.ns > b.ns; });
+    for (size_t i = 0; i < waits.size() && i < 8; ++i) {
+      const auto& w = waits[i];
+      const sim::Role& role = k.roles[static_cast<size_t>(w.role)];
+      const int nw = role.warp_hi - role.warp_lo + 1;
+      out += fmt::format("  role {} waited {:.3f} us per warp on {}\n", role.name, w.ns / 1000.0 / (nw * static_cast<double>(k.launch.ctas)), w.what);
+    }
+  }
+  return out;
+}
+
+}  // namespace pipesim::verify

@@ -1,0 +1,383 @@
+#include "verify/trace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <iterator>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace pipesim::verify {
+namespace {
+
+// Thread ids: a warp's main track is tid = warp; its overlap lanes (rare) and the async unit's
+// lanes live above these bases so they never collide with a warp number (at most 32 warps).
+constexpr int kWarpLaneTidBase = 100;  // + warp * 100 + lane (lane >= 1)
+constexpr int kAsyncTidBase = 10000;   // + lane
+
+int64_t to_ns(double ns) {
+  if (!(ns > 0)) return 0;  // also NaN
+  return std::llround(ns);
+}
+
+// Microseconds with nanosecond resolution, printed exactly: 12345 ns -> 12.345
+void put_us(std::string& out, int64_t ns) {
+  fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
+}
+
+std::string_view verdict_word(sim::Verdict v) {
+  switch (v) {
+    case sim::Verdict::Ok: return "ok";
+    case sim::Verdict::Hang: return "hang";
+    case sim::Verdict::Error: return "error";
+  }
+  return "?";
+}
+
+std::string role_name(const sim::Kernel& k, const sim::RunResult& r, int cta, int warp) {
+  for (const auto& role : k.roles)
+    if (warp >= role.warp_lo && warp <= role.warp_hi) return role.name;
+  for (const auto& w : r.warps)
+    if (w.cta == cta && w.warp == warp && w.role >= 0 && static_cast<size_t>(w.role) < k.roles.size())
+      return k.roles[static_cast<size_t>(w.role)].name;
+  return "no role";
+}
+
+// `"site":"f:l:c","op":"...","line":"..."` for a site, or empty when it has no location.
+std::string site_args(const sim::Kernel& k, uint32_t site) {
+  if (site >= k.sites.size()) return {};
+  const sim::Site& s = k.sites[site];
+  std::string out;
+  if (s.loc.line > 0) {
+    out += "\"site\":";
+    out += json_quote(fmt::format("{}:{}:{}", k.file, s.loc.line, s.loc.col));
+    if (s.loc.line <= k.lines.size()) {
+      std::string_view text = k.lines[s.loc.line - 1];
+      size_t b = text.find_first_not_of(" \t");
+      text = b == std::string_view::npos ? std::string_view{} : text.substr(b);
+      while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.remove_suffix(1);
+      out += ",\"line\":";
+      out += json_quote(text);
+    }
+  }
+  if (!s.what.empty()) {
+    if (!out.empty()) out += ',';
+    out += "\"op\":";
+    out += json_quote(s.what);
+  }
+  return out;
+}
+
+// First-fit packing of slices into lanes so that slices on one lane nest properly.
+struct Packed {
+  size_t span;  // index into RunResult::spans
+  int64_t b, e;
+  int lane;
+};
+
+std::vector<Packed> pack(std::vector<Packed> v, int& lanes) {
+  std::sort(v.begin(), v.end(), [](const Packed& x, const Packed& y) {
+    if (x.b != y.b) return x.b < y.b;
+    if (x.e != y.e) return x.e > y.e;  // the enclosing slice first
+    return x.span < y.span;
+  });
+  std::vector<std::vector<int64_t>> open;  // per lane: stack of open slice ends
+  for (Packed& p : v) {
+    int chosen = -1;
+    for (size_t l = 0; l < open.size(); ++l) {
+      auto& st = open[l];
+      while (!st.empty() && st.back() <= p.b) st.pop_back();
+      if (st.empty() || p.e <= st.back()) {
+        chosen = static_cast<int>(l);
+        break;
+      }
+    }
+    if (chosen < 0) {
+      open.emplace_back();
+      chosen = static_cast<int>(open.size()) - 1;
+    }
+    open[static_cast<size_t>(chosen)].push_back(p.e);
+    p.lane = chosen;
+  }
+  lanes = std::max(1, static_cast<int>(open.size()));
+  return v;
+}
+
+}  // namespace
+
+std::string json_quote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    unsigned char c = p[i];
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (c < 0x20 || c == 0x7f)
+            fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
+          else
+            out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    // Validate one UTF-8 sequence (no overlongs, no surrogates, <= U+10FFFF).
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1Fu; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0Fu; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07u; }
+    bool ok = len > 0 && i + len <= n;
+    for (size_t j = 1; ok && j < len; ++j) {
+      if ((p[i + j] & 0xC0) != 0x80) ok = false;
+      else cp = (cp << 6) | (p[i + j] & 0x3Fu);
+    }
+    if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+               (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))))
+      ok = false;
+    if (ok) {
+      out.append(s.data() + i, len);
+      i += len;
+    } else {
+      out += "\\ufffd";
+      ++i;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, std::string_view label) {
+  const int base = next_pid_;
+  const int64_t cluster = std::max<int64_t>(1, kernel.launch.cluster);
+  std::string& out = body_;
+  auto sep = [&] {
+    if (!out.empty()) out += ",\n";
+    ++events_;
+  };
+
+  // Which CTAs and warps appear at all.
+  std::set<int> ctas;
+  std::set<std::pair<int, int>> warps;  // (cta, warp >= 0)
+  for (const auto& s : result.spans) {
+    ctas.insert(s.cta);
+    if (s.warp >= 0) warps.insert({s.cta, s.warp});
+  }
+  for (const auto& w : result.warps) {
+    ctas.insert(w.cta);
+    warps.insert({w.cta, w.warp});
+  }
+  for (const auto& i : result.instants) ctas.insert(i.cta);
+  for (const auto& f : result.findings) {
+    if (f.cta < 0) continue;
+    ctas.insert(f.cta);
+    if (f.warp >= 0) warps.insert({f.cta, f.warp});
+  }
+  ctas.erase(-1);  // defensive: a span without a CTA has no process to go to
+  int max_cta = ctas.empty() ? -1 : *ctas.rbegin();
+  next_pid_ += static_cast<int>(std::max<int64_t>(kernel.launch.ctas, int64_t{max_cta} + 1)) + 1;
+  ++timelines_;
+  auto pid_of = [&](int cta) { return base + cta; };
+
+  const std::string prefix = label.empty() ? std::string{} : fmt::format("{} · ", label);
+  std::vector<std::string> site_arg_cache(kernel.sites.size());
+  std::vector<bool> site_arg_done(kernel.sites.size(), false);
+  auto args_for_site = [&](uint32_t site) -> const std::string& {
+    static const std::string none;
+    if (site >= kernel.sites.size()) return none;
+    if (!site_arg_done[site]) {
+      site_arg_cache[site] = site_args(kernel, site);
+      site_arg_done[site] = true;
+    }
+    return site_arg_cache[site];
+  };
+
+  // Processes.
+  for (int cta : ctas) {
+    const int pid = pid_of(cta);
+    sep();
+    fmt::format_to(std::back_inserter(out),
+                   R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid,
+                   json_quote(fmt::format("{}CTA {} (cluster {} rank {})", prefix, cta, cta / cluster,
+                                          cta % cluster)));
+    sep();
+    fmt::format_to(std::back_inserter(out),
+                   R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+                   pid, pid);
+  }
+
+  // Group the spans by track owner (cta, warp), pack them into lanes.
+  std::map<std::pair<int, int>, std::vector<Packed>> groups;
+  for (size_t i = 0; i < result.spans.size(); ++i) {
+    const auto& s = result.spans[i];
+    if (s.cta < 0) continue;
+    int64_t b = to_ns(s.begin_ns), e = std::max(b, to_ns(s.end_ns));
+    groups[{s.cta, s.warp < 0 ? -1 : s.warp}].push_back({i, b, e, 0});
+  }
+  std::map<std::pair<int, int>, int> lanes_of;  // (cta, warp or -1) -> lanes used
+  for (auto& [key, v] : groups) {
+    int lanes = 1;
+    v = pack(std::move(v), lanes);
+    lanes_of[key] = lanes;
+  }
+
+  auto tid_of = [](int warp, int lane) {
+    if (warp < 0) return kAsyncTidBase + lane;
+    return lane == 0 ? warp : kWarpLaneTidBase + warp * 100 + lane;
+  };
+  auto thread_meta = [&](int cta, int tid, const std::string& name, int sort) {
+    sep();
+    fmt::format_to(std::back_inserter(out),
+                   R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", pid_of(cta),
+                   tid, json_quote(name));
+    sep();
+    fmt::format_to(std::back_inserter(out),
+                   R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
+                   pid_of(cta), tid, sort);
+  };
+
+  // Warp tracks (every warp seen, even without spans), then the async lanes.
+  for (const auto& [cta, warp] : warps) {
+    if (cta < 0) continue;
+    const std::string name = fmt::format("warp {} · {}", warp, role_name(kernel, result, cta, warp));
+    thread_meta(cta, warp, name, warp * 100);
+    auto it = lanes_of.find({cta, warp});
+    const int lanes = it == lanes_of.end() ? 1 : it->second;
+    for (int l = 1; l < lanes; ++l)
+      thread_meta(cta, tid_of(warp, l), fmt::format("{} (overlap {})", name, l + 1), warp * 100 + l);
+  }
+  for (const auto& [key, lanes] : lanes_of) {
+    if (key.second >= 0) continue;
+    for (int l = 0; l < lanes; ++l)
+      thread_meta(key.first, tid_of(-1, l),
+                  l == 0 ? std::string("async unit") : fmt::format("async unit · lane {}", l + 1),
+                  1'000'000 + l);
+  }
+
+  // Slices.
+  for (const auto& [key, v] : groups) {
+    const int cta = key.first, warp = key.second;
+    for (const Packed& p : v) {
+      const auto& s = result.spans[p.span];
+      sep();
+      out += R"({"ph":"X","cat":)";
+      out += warp < 0 ? "\"async\"" : s.blocked ? "\"blocked\"" : "\"run\"";
+      out += ",\"name\":";
+      out += json_quote(s.label);
+      fmt::format_to(std::back_inserter(out), ",\"pid\":{},\"tid\":{},\"ts\":", pid_of(cta), tid_of(warp, p.lane));
+      put_us(out, p.b);
+      out += ",\"dur\":";
+      put_us(out, p.e - p.b);
+      const std::string& sa = args_for_site(s.site);
+      out += ",\"args\":{";
+      if (!sa.empty()) {
+        out += sa;
+        out += ',';
+      }
+      out += s.blocked ? "\"blocked\":true}}" : "\"blocked\":false}}";
+    }
+  }
+
+  // Barrier phase flips: process-scoped instants.
+  for (const auto& i : result.instants) {
+    if (i.cta < 0) continue;
+    sep();
+    out += R"({"ph":"i","s":"p","cat":"barrier","name":)";
+    out += json_quote(i.label);
+    fmt::format_to(std::back_inserter(out), ",\"pid\":{},\"tid\":0,\"ts\":", pid_of(i.cta));
+    put_us(out, to_ns(i.at_ns));
+    out += '}';
+  }
+
+  // Findings and warps still blocked: instants at the end of the run on the warp concerned.
+  const int64_t end = to_ns(result.end_ns);
+  for (const auto& f : result.findings) {
+    sep();
+    out += R"({"ph":"i","cat":"finding","name":)";
+    out += json_quote(fmt::format("{}: {}", f.fatal ? "error" : "warning", f.kind));
+    if (f.cta < 0)
+      fmt::format_to(std::back_inserter(out), ",\"s\":\"g\",\"pid\":{},\"tid\":0", base);
+    else if (f.warp < 0)
+      fmt::format_to(std::back_inserter(out), ",\"s\":\"p\",\"pid\":{},\"tid\":0", pid_of(f.cta));
+    else
+      fmt::format_to(std::back_inserter(out), ",\"s\":\"t\",\"pid\":{},\"tid\":{}", pid_of(f.cta), f.warp);
+    out += ",\"ts\":";
+    put_us(out, end);
+    out += ",\"args\":{\"message\":";
+    out += json_quote(f.message);
+    if (!f.notes.empty()) {
+      out += ",\"notes\":[";
+      for (size_t n = 0; n < f.notes.size(); ++n) {
+        if (n) out += ',';
+        out += json_quote(f.notes[n]);
+      }
+      out += ']';
+    }
+    const std::string& sa = args_for_site(f.site);
+    if (!sa.empty()) {
+      out += ',';
+      out += sa;
+    }
+    out += "}}";
+  }
+  if (result.verdict == sim::Verdict::Hang) {
+    for (const auto& w : result.warps) {
+      if (w.status != sim::WarpStatus::Blocked || w.cta < 0) continue;
+      sep();
+      out += R"({"ph":"i","s":"t","cat":"finding","name":)";
+      const std::string what = w.site < kernel.sites.size() ? kernel.sites[w.site].what : std::string("?");
+      out += json_quote(fmt::format("hang: blocked in {}", what));
+      fmt::format_to(std::back_inserter(out), ",\"pid\":{},\"tid\":{},\"ts\":", pid_of(w.cta), w.warp);
+      put_us(out, end);
+      const std::string& sa = args_for_site(w.site);
+      out += ",\"args\":{";
+      out += sa;
+      out += "}}";
+    }
+  }
+
+  // Summary for the trace's metadata.
+  if (!other_data_.empty()) other_data_ += ',';
+  const std::string key = label.empty() ? fmt::format("timeline {}", timelines_) : std::string(label);
+  other_data_ += json_quote(key);
+  other_data_ += ':';
+  other_data_ += json_quote(fmt::format("{} ({}) on {}: {}, {} ns simulated, {} events, pids {}..{}", kernel.name,
+                                        kernel.file, kernel.arch ? kernel.arch->name : std::string_view("?"),
+                                        verdict_word(result.verdict), end, result.events, base,
+                                        next_pid_ - 2));
+  return base;
+}
+
+std::string TraceWriter::str() const {
+  std::string s;
+  s.reserve(body_.size() + other_data_.size() + 128);
+  s += "{\"traceEvents\":[\n";
+  s += body_;
+  s += "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"pipesim\"";
+  if (!other_data_.empty()) {
+    s += ',';
+    s += other_data_;
+  }
+  s += "}}\n";
+  return s;
+}
+
+std::string perfetto_trace(const sim::Kernel& kernel, const sim::RunResult& result) {
+  TraceWriter w;
+  w.add(kernel, result);
+  return w.str();
+}
+
+}  // namespace pipesim::verify
