@@ -139,10 +139,10 @@ void BM_RunWithTrace(benchmark::State& state) {
 }
 
 // Arg 0 = large, 1 = small.
-BENCHMARK(BM_EngineRun)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_CheckText)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Parse)->Arg(0)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_RunWithTrace)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EngineRun)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CheckText)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Parse)->Arg(0)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RunWithTrace)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

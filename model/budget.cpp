@@ -177,6 +177,7 @@ std::string set_config_field(GemmConfig& cfg, std::string_view key_in, std::stri
   if (key == "epilogue-stages") return auto_or_int(cfg.epilogue_stages, 0, 64);
   if (key == "epilogue-vectors") return int_field(cfg.epilogue_vectors, 0, 64);
   if (key == "ab-stages") return auto_or_int(cfg.ab_stages, 1, 64);
+  if (key == "acc-stages") return auto_or_int(cfg.acc_stages, 1, 4);
   if (key == "occupancy") return int_field(cfg.occupancy, 1, 32);
   if (key == "solver") {
     if (value == "auto") cfg.solver = GemmConfig::Solver::automatic;
@@ -285,7 +286,7 @@ std::vector<std::string> likely_causes(const OperandContext& o, int64_t hand, in
   const int g = o.cta_group;
   if (g == 2 && o.split_axis && ratio_is(hand, derived, g, 1))
     causes.push_back(fmt::format("not divided by cta_group {} along {}", g, o.split_axis));
-  if (g == 2 && o.split_axis && ratio_is(hand, derived, 1, g * 2))
+  if (g == 2 && o.split_axis && ratio_is(hand, derived, 1, g))
     causes.push_back(fmt::format("divided by cta_group {} twice", g));
   if (g == 2 && !o.split_axis && ratio_is(hand, derived, 1, g)) {
     if (o.name == "SFB")
@@ -508,7 +509,7 @@ BudgetReport check_budget(const GemmConfig& cfg_in, const Capacity* device) {
         solver_inputs(ab_h, cfg.epilogue_tma ? h.c.value_or(c_stage) : 0, la_h, lu_h, h.vec.value_or(r.vectors)));
   }
   const StageResult& in_effect = r.solved_hand ? *r.solved_hand : r.solved;
-  r.num_acc_stage = r.solved.num_acc_stage;
+  r.num_acc_stage = cfg.acc_stages > 0 ? cfg.acc_stages : r.solved.num_acc_stage;
   r.num_ab_stage = in_effect.num_ab_stage;
   r.num_c_stage = cfg.epilogue_tma ? in_effect.num_c_stage : 0;
   if (cfg.ab_stages > 0) {
@@ -546,7 +547,9 @@ BudgetReport check_budget(const GemmConfig& cfg_in, const Capacity* device) {
     int64_t header = bar.bytes;
     r.buffers.push_back(bar);
     if (r.vectors > 0) {
-      BufferLine v{"VEC", fmt::format("{} vectors × {} × {}", cfg.epilogue_vectors, cfg.mma_n, bits_text(c_bits)),
+      BufferLine v{"VEC",
+                   fmt::format("{} vectors × {} × {}, in the barriers' block", cfg.epilogue_vectors, cfg.mma_n,
+                               bits_text(c_bits)),
                    r.vectors, 1, r.vectors, 0};
       header += r.vectors;
       r.buffers.push_back(v);
@@ -587,7 +590,10 @@ BudgetReport check_budget(const GemmConfig& cfg_in, const Capacity* device) {
   // --- TMEM ---
   const bool request_max = cfg.tmem_alloc == TmemAlloc::max ||
                            (cfg.tmem_alloc == TmemAlloc::automatic && scaled);
-  r.tmem = tmem_columns(cta_m, cfg.mma_n, r.num_acc_stage, scaled, request_max, r.cap.tmem_columns);
+  // CUTLASS: overlapping_accum = (num_acc_stage == 1), which its rule gives for tile N 256 only.
+  const bool overlapping = scaled && cfg.acc_stages < 0 && r.num_acc_stage == 1;
+  r.tmem = tmem_columns(cta_m, cfg.mma_n, r.num_acc_stage, scaled, overlapping, request_max,
+                        r.cap.tmem_columns);
   {
     int col = 0;
     if (r.tmem.overlapping_accum) {
@@ -659,12 +665,12 @@ BudgetReport check_budget(const GemmConfig& cfg_in, const Capacity* device) {
       const int hc = r.solved_hand->num_c_stage, tc = r.solved.num_c_stage;
       if (hab > tab)
         consequence = fmt::format("with the true numbers the solver chooses num_ab_stage {} → {}: the "
-                                  "hand-written numbers buy {} stage(s) that do not fit",
-                                  hab, tab, hab - tab);
+                                  "hand-written numbers buy {} stage{} that do not fit",
+                                  hab, tab, hab - tab, hab - tab == 1 ? "" : "s");
       else if (hab < tab)
         consequence = fmt::format("with the true numbers the solver chooses num_ab_stage {} → {}: {} "
-                                  "stage(s) lost",
-                                  hab, tab, tab - hab);
+                                  "stage{} lost",
+                                  hab, tab, tab - hab, tab - hab == 1 ? "" : "s");
       else
         consequence = fmt::format("the solver's num_ab_stage is {} either way", hab);
       if (hc != tc) consequence += fmt::format("; num_c_stage {} → {}", hc, tc);

@@ -52,6 +52,7 @@ struct GemmConfig {
   int epilogue_stages = -1;   // -1: solver
   int epilogue_vectors = 0;   // per-column vectors in c dtype (seed: wcscale and bias = 2)
   int ab_stages = -1;         // -1: solver; else fixed by the kernel
+  int acc_stages = -1;        // -1: CUTLASS's rule; else fixed (seed 001 uses 1)
   int occupancy = 1;
   enum class Solver { automatic, cutlass, seed } solver = Solver::automatic;
   int threads = 192;          // CUTLASS / seed: 4 epilogue + MMA + TMA warps
@@ -64,7 +65,7 @@ struct GemmConfig {
 // Sets one field from text, with the `pipesim budget` flag names (without dashes):
 // arch, tile (MxN or MxNxK), cluster (M or MxN), cta-group, ab, a, b, c, sf, sf-vec, lora-rank,
 // lora-stages, lora-dtype, epilogue (tma|none), epilogue-stages (auto|N), epilogue-vectors,
-// ab-stages (auto|N), occupancy, solver (auto|cutlass|seed), threads, regs, setmaxnreg (N,N,...),
+// ab-stages (auto|N), acc-stages (auto|N), occupancy, solver (auto|cutlass|seed), threads, regs, setmaxnreg (N,N,...),
 // tmem-alloc (auto|max|pow2), hand (NAME=BYTES[,NAME=BYTES...], appends).
 // Returns an error sentence, or "" when accepted.
 std::string set_config_field(GemmConfig& cfg, std::string_view key, std::string_view value);

@@ -196,7 +196,7 @@ int pow2_at_least(int x, int floor) {
 }
 
 TmemColumns tmem_columns(int cta_m, int mma_n, int num_acc_stage, bool block_scaled,
-                         bool request_max, int tmem_columns_max) {
+                         bool overlapping_accum, bool request_max, int tmem_columns_max) {
   TmemColumns c;
   // fp32 accumulator: one 32-bit column per N element, cta_m ≤ 128 lanes.
   c.accumulator = mma_n;
@@ -208,7 +208,7 @@ TmemColumns tmem_columns(int cta_m, int mma_n, int num_acc_stage, bool block_sca
   }
   // CUTLASS: num_acc_stage == 1 (tile_n 256) switches on overlapping_accum — two accumulator
   // buffers overlapped so that acc columns = 2 · N − SF columns.
-  c.overlapping_accum = block_scaled && num_acc_stage == 1;
+  c.overlapping_accum = block_scaled && overlapping_accum;
   c.accumulator_total = c.overlapping_accum ? 2 * mma_n - (c.sfa + c.sfb) : mma_n * num_acc_stage;
   c.used = c.accumulator_total + c.sfa + c.sfb;
   // tcgen05.alloc: a power of two in [32, 512] columns (PTX ISA; CUTLASS TMEM_MIN_ALLOC_COLUMNS 32).

@@ -130,9 +130,11 @@ struct TmemColumns {
   int requested = 0;         // what the kernel passes to tcgen05.alloc
 };
 // `tile_n_acc` = mma_n (the accumulator's N per CTA; not split by cta_group).
-// `request_max`: the kernel allocates every column (CUTLASS's block-scaled example: 512).
+// `overlapping_accum`: CUTLASS's block-scaled kernel with num_acc_stage 1 (tile N 256) overlaps two
+// accumulator buffers: 2·N − SF columns. `request_max`: the kernel allocates every column
+// (CUTLASS's block-scaled example: 512); else the smallest power of two.
 TmemColumns tmem_columns(int cta_m, int mma_n, int num_acc_stage, bool block_scaled,
-                         bool request_max, int tmem_columns_max);
+                         bool overlapping_accum, bool request_max, int tmem_columns_max);
 
 // Smallest power of two ≥ x, at least `floor`.
 int pow2_at_least(int x, int floor);

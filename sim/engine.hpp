@@ -72,6 +72,7 @@ struct HangGroup {
   std::optional<BarrierState> state;         // mbarrier waits
   std::vector<std::string> unblockers;       // who could still make progress possible, and where they are
   std::vector<std::string> hints;
+  std::string key;                           // grouping signature (internal)
 };
 struct HangReport {
   std::vector<HangGroup> groups;

@@ -171,26 +171,62 @@ void explain_hang(HangInput& in) {
     g.site = w.op.site;
     g.waits_on = waits_on(k, w);
     const int cl = cta_coord(k, w.cta).cluster;
+    // Unblockers, aggregated by what they are doing: role, same CTA or not, the site that
+    // would arrive, and where they are stuck.
+    struct Agg { std::vector<int> warps; std::set<int> ranks; std::string text; };
+    std::map<std::string, Agg> aggs;
+    std::vector<std::string> order;
     for (int j : cluster_warps[cl]) {
       const auto& x = in.warps[static_cast<size_t>(j)];
       auto it = future[static_cast<size_t>(j)].find(key);
       std::string how;
       if (it != future[static_cast<size_t>(j)].end()) {
-        how = " would arrive at " + line_of(k, it->second);
+        how = "would arrive at " + line_of(k, it->second);
       } else if (w.wait == WaitKind::Cluster && j != i && x.wait != WaitKind::Cluster) {
-        how = " has not arrived on the cluster barrier (it must arrive or exit)";
+        how = "have not arrived on the cluster barrier (each must arrive or exit)";
       } else {
         continue;
       }
+      edges[static_cast<size_t>(i)].push_back(j);
       if (j == i) {
-        g.unblockers.push_back("this warp itself" + how + ", after the wait it is stuck in");
-        edges[static_cast<size_t>(i)].push_back(j);
+        g.unblockers.push_back("this warp itself " + how + ", after the wait it is stuck in");
         continue;
       }
-      edges[static_cast<size_t>(i)].push_back(j);
-      std::string s = who(k, x, w.cta) + how;
-      if (x.wait != WaitKind::None) s += ", but it is blocked at " + line_of(k, x.op.site) + " on " + waits_on(k, x);
-      g.unblockers.push_back(std::move(s));
+      std::string stuck = x.wait != WaitKind::None ? ", but is blocked at " + line_of(k, x.op.site) + " on " + waits_on(k, x) : "";
+      const bool same = x.cta == w.cta;
+      std::string sig = std::to_string(x.role) + "|" + (same ? "s" : "o") + "|" + how + stuck;
+      auto [a, fresh] = aggs.try_emplace(sig);
+      if (fresh) order.push_back(sig);
+      if (std::find(a->second.warps.begin(), a->second.warps.end(), x.warp) == a->second.warps.end()) a->second.warps.push_back(x.warp);
+      if (!same) a->second.ranks.insert(cta_coord(k, x.cta).rank);
+      a->second.text = how + stuck;
+    }
+    // Same-CTA helpers first, then the cluster peers; the key ignores order and ranks, so
+    // the same situation in every CTA of a cluster forms one group.
+    std::stable_sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
+      return a.find("|s|") != std::string::npos && b.find("|s|") == std::string::npos;
+    });
+    {
+      std::vector<std::string> sorted = order;
+      std::sort(sorted.begin(), sorted.end());
+      for (const std::string& sig : sorted) g.key += sig + ";";
+    }
+    for (const std::string& sig : order) {
+      const Agg& a = aggs[sig];
+      const int xrole = std::stoi(sig.substr(0, sig.find('|')));
+      std::string ws;
+      for (size_t q = 0; q < a.warps.size(); ++q) ws += (q ? ", " : "") + std::to_string(a.warps[q]);
+      std::string where;
+      if (!a.ranks.empty()) {
+        where = " of cluster rank";
+        where += a.ranks.size() > 1 ? "s " : " ";
+        size_t q = 0;
+        for (int r : a.ranks) where += (q++ ? ", " : "") + std::to_string(r);
+      }
+      std::string text = a.text;
+      if (a.warps.size() > 1 || !a.ranks.empty())
+        if (size_t p = text.find(", but is blocked"); p != std::string::npos) text.replace(p, 16, ", but are blocked");
+      g.unblockers.push_back((a.warps.size() > 1 ? "warps " : "warp ") + ws + " (" + role_name(k, xrole) + ")" + where + " " + text);
     }
     if (w.wait == WaitKind::Mbarrier) {
       const BarrierState& b = in.result.barriers[static_cast<size_t>(w.cta)][w.slot];
@@ -234,9 +270,8 @@ void explain_hang(HangInput& in) {
                           ": the thread count is larger than the warps that take part, or they skipped it");
     }
     Desc d;
-    d.key = std::to_string(w.role) + "|" + std::to_string(w.warp) + "|" + std::to_string(g.site) + "|" + g.waits_on;
+    d.key = std::to_string(w.role) + "|" + std::to_string(g.site) + "|" + g.waits_on + "|" + g.key;
     if (g.state) d.key += "|" + std::to_string(g.state->completed) + "/" + std::to_string(g.state->pending) + "/" + std::to_string(g.state->tx);
-    for (auto& s : g.unblockers) d.key += "|" + s;
     d.g = std::move(g);
     descs.push_back(std::move(d));
   }
@@ -321,7 +356,7 @@ void explain_hang(HangInput& in) {
       s += "; that needs " + who(k, b, ref) +
            (f != future[static_cast<size_t>(path[i + 1])].end() ? " to reach " + line_of(k, f->second) : std::string(" to arrive"));
       if (i + 2 < path.size()) s += ", but it waits on " + waits_on(k, b) + " at " + line_of(k, b.op.site);
-      else s += ", which is the wait it is stuck in";
+      else s += ": a deadlock";
     }
     if (seen.insert(s).second) rep.cycles.push_back(s);
   }

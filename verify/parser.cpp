@@ -464,8 +464,8 @@ class Parser {
     if (auto it = param_index_.find(std::string(t.text)); it != param_index_.end())
       return make_const(k_.params[it->second].second, t.loc, t.len);
     if (const Builtin* b = find_builtin(t.text)) {
-      if (ctx != Ctx::Const) return slot_value(b->slot, t);
-      // Declarations are the same for every CTA: fold what the launch fixes.
+      if (ctx == Ctx::Role) return slot_value(b->slot, t);
+      // Declarations are the same for every CTA: fold what the arch and the launch fix.
       if (b->slot == sim::kSlotNumSms) {
         if (!k_.arch) fail(t, "'num_sms' needs the 'kernel NAME on ARCH' line first");
         return make_const(k_.arch->cap.sms, t.loc, t.len);
@@ -478,6 +478,7 @@ class Parser {
                                                        : k_.launch.ctas / k_.launch.cluster;
         return make_const(v, t.loc, t.len);
       }
+      if (ctx == Ctx::Multicast) return slot_value(b->slot, t);
       fail(t, fmt::format("'{}' differs between CTAs and warps; a declaration needs a constant", t.text));
     }
     fail(t, fmt::format("unknown name '{}'{}", t.text, suggest(t.text, visible_names(ctx))));
@@ -830,6 +831,9 @@ class Parser {
         Val v = parse_expr(c, Ctx::Const);
         check_range(v, 1, kMaxCount, w);
         sim::Participants part{v.c(), parse_unit(c)};
+        // sim arrives with one elected thread ("1 threads") or 32 per warp ("256 threads").
+        if (part.unit == sim::ArrivalUnit::Threads && part.n != 1 && part.n % 32 != 0)
+          fail(v, fmt::format("{} threads is neither one elected thread (1) nor a multiple of 32", part.n));
         (w == "producers" ? p.producers : p.consumers) = part;
       } else if (w == "multicast") {
         Val v = parse_expr(c, Ctx::Multicast);

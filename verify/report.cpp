@@ -29,26 +29,30 @@ std::string role_name(const sim::Kernel& k, int role) {
   return role >= 0 ? k.roles[static_cast<size_t>(role)].name : "no role";
 }
 
-// "CTA 0 warp 4" or "CTAs 0-131, warp 0" for a group's members.
-std::string members_text(const std::vector<std::pair<int, int>>& m) {
-  std::map<int, std::vector<int>> by_warp;
-  for (auto [c, w] : m) by_warp[w].push_back(c);
+// Compact integer list: "0-3, 8, 10-11".
+std::string ranges(std::vector<int> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
   std::string out;
-  for (auto& [w, ctas] : by_warp) {
-    std::sort(ctas.begin(), ctas.end());
-    std::string cs;
-    size_t i = 0;
-    int shown = 0;
-    while (i < ctas.size()) {
-      size_t j = i;
-      while (j + 1 < ctas.size() && ctas[j + 1] == ctas[j] + 1) ++j;
-      if (shown++ == 6) { cs += ", …"; break; }
-      cs += (cs.empty() ? "" : ",") + (i == j ? std::to_string(ctas[i]) : fmt::format("{}-{}", ctas[i], ctas[j]));
-      i = j + 1;
-    }
-    out += fmt::format("{}warp {} in CTA{} {}", out.empty() ? "" : "; ", w, ctas.size() > 1 ? "s" : "", cs);
+  size_t i = 0;
+  int shown = 0;
+  while (i < v.size()) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    if (shown++ == 8) { out += ", ..."; break; }
+    out += (out.empty() ? "" : ", ") + (i == j ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]));
+    i = j + 1;
   }
   return out;
+}
+
+// "warps 4-11 in CTAs 0-15" for a group's members.
+std::string members_text(const std::vector<std::pair<int, int>>& m) {
+  std::vector<int> ctas, warps;
+  for (auto [c, w] : m) { ctas.push_back(c); warps.push_back(w); }
+  const std::string ws = ranges(warps), cs = ranges(ctas);
+  const bool many_w = ws.find_first_of("-,") != std::string::npos, many_c = cs.find_first_of("-,") != std::string::npos;
+  return fmt::format("warp{} {} in CTA{} {}", many_w ? "s" : "", ws, many_c ? "s" : "", cs);
 }
 
 }  // namespace

@@ -47,15 +47,16 @@ std::string role_name(const sim::Kernel& k, const sim::RunResult& r, int cta, in
   return "no role";
 }
 
-// `"site":"f:l:c","op":"...","line":"..."` for a site, or empty when it has no location.
-std::string site_args(const sim::Kernel& k, uint32_t site) {
+// `"site":"f:l:c","op":"..."` for a site; empty when it has neither. The source line itself is left
+// out of slices (it would dominate the trace's size); findings carry it.
+std::string site_args(const sim::Kernel& k, uint32_t site, bool with_line) {
   if (site >= k.sites.size()) return {};
   const sim::Site& s = k.sites[site];
   std::string out;
   if (s.loc.line > 0) {
     out += "\"site\":";
     out += json_quote(fmt::format("{}:{}:{}", k.file, s.loc.line, s.loc.col));
-    if (s.loc.line <= k.lines.size()) {
+    if (with_line && s.loc.line <= k.lines.size()) {
       std::string_view text = k.lines[s.loc.line - 1];
       size_t b = text.find_first_not_of(" \t");
       text = b == std::string_view::npos ? std::string_view{} : text.substr(b);
@@ -177,7 +178,8 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
   }
   for (const auto& w : result.warps) {
     ctas.insert(w.cta);
-    warps.insert({w.cta, w.warp});
+    // A warp with no role that never did anything gets no track (it only clutters the view).
+    if (w.role >= 0 || w.status != sim::WarpStatus::Exited || w.ops_done > 0) warps.insert({w.cta, w.warp});
   }
   for (const auto& i : result.instants) ctas.insert(i.cta);
   for (const auto& f : result.findings) {
@@ -198,7 +200,7 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
     static const std::string none;
     if (site >= kernel.sites.size()) return none;
     if (!site_arg_done[site]) {
-      site_arg_cache[site] = site_args(kernel, site);
+      site_arg_cache[site] = site_args(kernel, site, false);
       site_arg_done[site] = true;
     }
     return site_arg_cache[site];
@@ -280,13 +282,9 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
       put_us(out, p.b);
       out += ",\"dur\":";
       put_us(out, p.e - p.b);
-      const std::string& sa = args_for_site(s.site);
       out += ",\"args\":{";
-      if (!sa.empty()) {
-        out += sa;
-        out += ',';
-      }
-      out += s.blocked ? "\"blocked\":true}}" : "\"blocked\":false}}";
+      out += args_for_site(s.site);
+      out += "}}";
     }
   }
 
@@ -325,7 +323,7 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
       }
       out += ']';
     }
-    const std::string& sa = args_for_site(f.site);
+    const std::string sa = site_args(kernel, f.site, true);
     if (!sa.empty()) {
       out += ',';
       out += sa;
@@ -341,9 +339,8 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
       out += json_quote(fmt::format("hang: blocked in {}", what));
       fmt::format_to(std::back_inserter(out), ",\"pid\":{},\"tid\":{},\"ts\":", pid_of(w.cta), w.warp);
       put_us(out, end);
-      const std::string& sa = args_for_site(w.site);
       out += ",\"args\":{";
-      out += sa;
+      out += site_args(kernel, w.site, true);
       out += "}}";
     }
   }

@@ -10,7 +10,9 @@
 //     blocked interval is named by what it waits on (the span label) and has cat "blocked";
 //   - barrier phase flips as process-scoped instant events ("ph":"i", "s":"p", cat "barrier");
 //   - findings as instant events at the end of the run on the warp concerned (cat "finding");
-//   - args: "site" (file:line:col), "op" (the site's statement), "line" (source text).
+//   - args: "site" (file:line:col) and "op" (the site's statement); findings add "line" (the source
+//     text), "message" and "notes";
+//   - warps without a role that did nothing get no track.
 // Several timelines (e.g. the model's and a device-measured one, issue 5) can go into one trace:
 // each add() takes the next block of process ids, so they show one above the other in add order.
 #pragma once

@@ -1,0 +1,559 @@
+// NVFP4 batched block-scaled GEMV: a warp-specialized, TMA-pipelined kernel and a plain reference.
+//
+// Warp 0 is the producer: its elected lane streams the CTA's contiguous slice of A (and the matching
+// sfa bytes) through a ring of shared-memory stages with cp.async.bulk, one full/empty mbarrier pair per
+// stage (CUTLASS PipelineTmaAsync: producer state starts at phase 1, consumer state at phase 0).
+// Warps 1..NW consume: each decodes 16 bytes of A (32 E2M1 values, two 16-element scale blocks) per
+// step, multiplies with the pre-decoded vector in f16x2 (exact: at most 8 products of E2M1 values per
+// f16 lane), scales each block in f32 (exact) and accumulates rows in f32.
+// docs/gemv.md describes the design; model/gemv_plan.cpp chooses grid, stages and layout.
+#include <cuda/ptx>
+#include <cuda_fp16.h>
+#include <cuda_fp4.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "kernels/gemv_nvfp4/gemv_nvfp4.hpp"
+#include "model/arch.hpp"
+#include "model/gemv_plan.hpp"
+
+namespace pipesim::kernels {
+namespace {
+
+namespace ptx = cuda::ptx;
+
+constexpr int kMaxConsumerWarps = 16;
+constexpr int kMaxThreads = 32 * (1 + kMaxConsumerWarps);
+
+struct Params {
+  const uint8_t* a;
+  const uint8_t* sfa;
+  const uint8_t* b;
+  const uint8_t* sfb;
+  __half* c;
+  long long m;
+  long long rows_total;
+  long long sfa_total;  // bytes of sfa, all batches
+  long long grid;
+  int k;
+  unsigned row_bytes;   // k / 2
+  unsigned row_div;     // k / 64 == row_bytes / 32
+  unsigned row_magic;   // floor(2^32 / row_div), at most 2^32 - 1
+  int stages;
+  unsigned stage_a_bytes;
+  unsigned stage_stride;
+  unsigned off_full, off_empty, off_flag, off_ring, off_b, off_rowsum;
+  unsigned b_buffer_bytes;
+  int b_buffers;
+  unsigned long long watchdog_ns;
+  GemvWatchdogHit* hit;
+};
+
+// ---- decoding --------------------------------------------------------------------------------
+// decode_word: the 8 E2M1 values of one 32-bit word (element e in nibble e) as 4 f16x2 pairs.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+// Blackwell: the hardware conversion (cvt.rn.f16x2.e2m1x2 through cuda_fp4.h); pairs are (2t, 2t+1).
+// Values are exact, so the vector needs no correction factor.
+constexpr float kDecodeFix = 1.0f;
+__device__ __forceinline__ uint4 decode_word(uint32_t w) {
+  uint4 r;
+  const __half2_raw h0 = __nv_cvt_fp4x2_to_halfraw2(static_cast<__nv_fp4x2_storage_t>(w & 0xFF), __NV_E2M1);
+  const __half2_raw h1 = __nv_cvt_fp4x2_to_halfraw2(static_cast<__nv_fp4x2_storage_t>((w >> 8) & 0xFF), __NV_E2M1);
+  const __half2_raw h2 = __nv_cvt_fp4x2_to_halfraw2(static_cast<__nv_fp4x2_storage_t>((w >> 16) & 0xFF), __NV_E2M1);
+  const __half2_raw h3 = __nv_cvt_fp4x2_to_halfraw2(static_cast<__nv_fp4x2_storage_t>(w >> 24), __NV_E2M1);
+  r.x = uint32_t{h0.x} | (uint32_t{h0.y} << 16);
+  r.y = uint32_t{h1.x} | (uint32_t{h1.y} << 16);
+  r.z = uint32_t{h2.x} | (uint32_t{h2.y} << 16);
+  r.w = uint32_t{h3.x} | (uint32_t{h3.y} << 16);
+  return r;
+}
+#else
+// Hopper: bit placement. E2M1 s.e1e0.m placed as f16 bits s at 15 and e1e0m at 11..9 is exactly the
+// E2M1 value times 2^-14 (the subnormal case m * 0.5 included). Pairs are (i, i + 4), i = 0..3, so one
+// shift moves both halves. The vector is stored exact (decode times 2^14) and the f32 vector scales
+// carry the 2^14 back (kDecodeFix).
+constexpr float kDecodeFix = 16384.0f;
+__device__ __forceinline__ uint4 decode_word(uint32_t w) {
+  constexpr uint32_t kMag = 0x0E000E00u, kSign = 0x80008000u;
+  uint4 r;
+  r.x = ((w << 9) & kMag) | ((w << 12) & kSign);
+  r.y = ((w << 5) & kMag) | ((w << 8) & kSign);
+  r.z = ((w << 1) & kMag) | ((w << 4) & kSign);
+  r.w = ((w >> 3) & kMag) | (w & kSign);
+  return r;
+}
+#endif
+
+__device__ __forceinline__ __half2 as_h2(uint32_t u) {
+  __half2 h;
+  memcpy(&h, &u, 4);
+  return h;
+}
+__device__ __forceinline__ uint32_t as_u32(__half2 h) {
+  uint32_t u;
+  memcpy(&u, &h, 4);
+  return u;
+}
+
+// Vector layout in shared memory: per 32-element unit j, four 16-byte slots (one per 8-element word),
+// slot q stored at 4j + (q ^ ((j >> 1) & 3)) so that 8 consecutive units read by a quarter warp hit
+// distinct bank groups.
+__device__ __forceinline__ unsigned b_slot(unsigned j, unsigned q) { return 4 * j + (q ^ ((j >> 1) & 3)); }
+
+// ---- pipeline waits (optionally bounded: the device watchdog) ------------------------------------
+template <bool kWatchdog>
+__device__ __forceinline__ bool wait_parity(uint64_t* bar, uint32_t parity, const Params& p,
+                                            volatile int* abort_flag, int barrier_kind, int stage,
+                                            long long iteration) {
+  if constexpr (!kWatchdog) {
+    while (!ptx::mbarrier_try_wait_parity(bar, parity)) {
+    }
+    return true;
+  } else {
+    const uint64_t t0 = ptx::get_sreg_globaltimer();
+    while (!ptx::mbarrier_try_wait_parity(bar, parity)) {
+      if (*abort_flag) return false;
+      if (ptx::get_sreg_globaltimer() - t0 > p.watchdog_ns) {
+        *abort_flag = 1;
+        if (p.hit != nullptr && atomicAdd(&p.hit->fired, 1) == 0) {
+          p.hit->cta = static_cast<int>(blockIdx.x);
+          p.hit->warp = static_cast<int>(threadIdx.x / 32);
+          p.hit->barrier = barrier_kind;
+          p.hit->stage = stage;
+          p.hit->parity = static_cast<int>(parity);
+          p.hit->iteration = iteration;
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+}
+
+__device__ __forceinline__ void consumer_bar_sync(int consumer_threads) {
+  // Named barrier 1 among the consumer warps (no cuda::ptx wrapper exists for bar.sync).
+  asm volatile("bar.sync 1, %0;" ::"r"(consumer_threads) : "memory");
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Decode batch `batch`'s vector into buffer `buf`: b as f16 pairs in decode_word's pairing (times
+// 2^14 on Hopper, i.e. exact b), sfb as f32 times the same factor (undoes a's 2^-14 on Hopper).
+__device__ void decode_vector(const Params& p, long long batch, uint8_t* buf, int ct, int nct) {
+  const unsigned words = static_cast<unsigned>(p.k) / 8;
+  const uint32_t* bw = reinterpret_cast<const uint32_t*>(p.b + batch * p.row_bytes);
+  uint4* slots = reinterpret_cast<uint4*>(buf);
+  const __half2 fix = __float2half2_rn(kDecodeFix);
+  for (unsigned wi = ct; wi < words; wi += nct) {
+    uint4 d = decode_word(__ldg(bw + wi));
+    d.x = as_u32(__hmul2(as_h2(d.x), fix));
+    d.y = as_u32(__hmul2(as_h2(d.y), fix));
+    d.z = as_u32(__hmul2(as_h2(d.z), fix));
+    d.w = as_u32(__hmul2(as_h2(d.w), fix));
+    slots[b_slot(wi / 4, wi % 4)] = d;
+  }
+  const unsigned nsf = static_cast<unsigned>(p.k) / 16;
+  const uint8_t* sb = p.sfb + batch * nsf;
+  float* sf = reinterpret_cast<float*>(buf + static_cast<size_t>(p.k) * 2);
+  for (unsigned i = ct; i < nsf; i += nct) {
+    const __half h = __half(__nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(sb[i]), __NV_E4M3));
+    sf[i] = __half2float(h) * kDecodeFix;  // a was decoded as a * 2^-14 on Hopper
+  }
+}
+
+// One 32-element unit: 16 bytes of A, two sfa bytes, the matching vector slots. Returns the f32
+// contribution (exact up to the final two f32 additions).
+__device__ __forceinline__ float unit_dot(const uint8_t* a16, const uint8_t* sf2, const uint4* bslots,
+                                          const float2* sfb2, unsigned j) {
+  const uint4 av = *reinterpret_cast<const uint4*>(a16);
+  const uint4 b0 = bslots[b_slot(j, 0)];
+  const uint4 b1 = bslots[b_slot(j, 1)];
+  const uint4 b2 = bslots[b_slot(j, 2)];
+  const uint4 b3 = bslots[b_slot(j, 3)];
+  // Four independent chains of four f16x2 FMAs: every f16 lane sums at most 4 products (then 8 after
+  // the pairwise add), all multiples of 2^-16 below 2^-5: exact in f16.
+  uint4 d = decode_word(av.x);
+  __half2 c0 = __hmul2(as_h2(d.x), as_h2(b0.x));
+  c0 = __hfma2(as_h2(d.y), as_h2(b0.y), c0);
+  c0 = __hfma2(as_h2(d.z), as_h2(b0.z), c0);
+  c0 = __hfma2(as_h2(d.w), as_h2(b0.w), c0);
+  d = decode_word(av.y);
+  __half2 c1 = __hmul2(as_h2(d.x), as_h2(b1.x));
+  c1 = __hfma2(as_h2(d.y), as_h2(b1.y), c1);
+  c1 = __hfma2(as_h2(d.z), as_h2(b1.z), c1);
+  c1 = __hfma2(as_h2(d.w), as_h2(b1.w), c1);
+  d = decode_word(av.z);
+  __half2 c2 = __hmul2(as_h2(d.x), as_h2(b2.x));
+  c2 = __hfma2(as_h2(d.y), as_h2(b2.y), c2);
+  c2 = __hfma2(as_h2(d.z), as_h2(b2.z), c2);
+  c2 = __hfma2(as_h2(d.w), as_h2(b2.w), c2);
+  d = decode_word(av.w);
+  __half2 c3 = __hmul2(as_h2(d.x), as_h2(b3.x));
+  c3 = __hfma2(as_h2(d.y), as_h2(b3.y), c3);
+  c3 = __hfma2(as_h2(d.z), as_h2(b3.z), c3);
+  c3 = __hfma2(as_h2(d.w), as_h2(b3.w), c3);
+  const __half2 blk0 = __hadd2(c0, c1);
+  const __half2 blk1 = __hadd2(c2, c3);
+  const uint16_t s = *reinterpret_cast<const uint16_t*>(sf2);
+  const __half2_raw sa = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(s), __NV_E4M3);
+  const float2 sb = sfb2[j];
+  const float s0 = __half2float(__half(__half_raw{sa.x})) * sb.x;
+  const float s1 = __half2float(__half(__half_raw{sa.y})) * sb.y;
+  const float2 f0 = __half22float2(blk0);
+  const float2 f1 = __half22float2(blk1);
+  return (f0.x + f0.y) * s0 + (f1.x + f1.y) * s1;
+}
+
+template <int kProducerStartPhase, bool kWatchdog>
+__global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_constant__ Params p) {
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 127) & ~uintptr_t{127});
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + p.off_full);
+  uint64_t* empty = reinterpret_cast<uint64_t*>(smem + p.off_empty);
+  volatile int* abort_flag = reinterpret_cast<volatile int*>(smem + p.off_flag);
+  uint8_t* ring = smem + p.off_ring;
+  float* rowsum = reinterpret_cast<float*>(smem + p.off_rowsum);
+
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int nw = static_cast<int>(blockDim.x / 32) - 1;
+  const int S = p.stages;
+  const long long g0 = static_cast<long long>(blockIdx.x) * p.rows_total / p.grid;
+  const long long g1 = static_cast<long long>(blockIdx.x + 1) * p.rows_total / p.grid;
+  const long long rb = p.row_bytes;
+  const long long SA = p.stage_a_bytes;
+
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < S; ++i) {
+      ptx::mbarrier_init(&full[i], 1);
+      ptx::mbarrier_init(&empty[i], static_cast<uint32_t>(nw));
+    }
+    *abort_flag = 0;
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  }
+  __syncthreads();
+
+  if (warp == 0) {
+    // ---------------- producer ----------------
+    if (lane != 0) return;
+    long long n = 0;  // stage counter: index n % S, phase (n / S) & 1
+    for (long long gs = g0, ge; gs < g1; gs = ge) {
+      ge = min(g1, (gs / p.m + 1) * p.m);
+      const long long a_end = ge * rb;
+      for (long long off = gs * rb; off < a_end; off += SA, ++n) {
+        const int idx = static_cast<int>(n % S);
+        const uint32_t parity = static_cast<uint32_t>(kProducerStartPhase ^ ((n / S) & 1));
+        // producer_acquire: wait for the consumers to have released this slot.
+        if (!wait_parity<kWatchdog>(&empty[idx], parity, p, abort_flag, 1, idx, n)) return;
+        const unsigned bytes = static_cast<unsigned>(min(SA, a_end - off));
+        uint8_t* dst = ring + static_cast<size_t>(idx) * p.stage_stride;
+        uint8_t* dsf = dst + SA;
+        const long long sf_lo = off / 8, sf_hi = (off + bytes) / 8;
+        const long long s0 = sf_lo & ~15LL;
+        long long e = (sf_hi + 15) & ~15LL;
+        if (e > p.sfa_total) {
+          // The last scale bytes of the whole tensor end short of a 16-byte boundary: copy the
+          // remainder (< 16 bytes) by hand, before the arrive that releases the stage.
+          e = p.sfa_total & ~15LL;
+          for (long long t = e; t < sf_hi; ++t) dsf[t - s0] = p.sfa[t];
+          ptx::fence_proxy_async(ptx::space_shared);
+        }
+        const uint32_t tx = bytes + static_cast<uint32_t>(e - s0);
+        ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[idx], tx);
+        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst, p.a + off, bytes, &full[idx]);
+        if (e > s0)
+          ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dsf, p.sfa + s0,
+                             static_cast<uint32_t>(e - s0), &full[idx]);
+      }
+    }
+    // producer_tail (CUTLASS 4.6): acquire every stage once more, so the CTA does not retire while
+    // consumers still signal its barriers.
+    for (int i = 0; i < S; ++i, ++n) {
+      const int idx = static_cast<int>(n % S);
+      const uint32_t parity = static_cast<uint32_t>(kProducerStartPhase ^ ((n / S) & 1));
+      if (!wait_parity<kWatchdog>(&empty[idx], parity, p, abort_flag, 1, idx, n)) return;
+    }
+    return;
+  }
+
+  // ---------------- consumers ----------------
+  const int cw = warp - 1;
+  const int ct = static_cast<int>(threadIdx.x) - 32;
+  const int nct = nw * 32;
+  const int rows_here = static_cast<int>(g1 - g0);
+  for (int i = ct; i < rows_here; i += nct) rowsum[i] = 0.0f;
+
+  float acc = 0.0f;  // this lane's partial sum of row wrow (warp-uniform; -1: none)
+  int wrow = -1;
+  auto flush = [&]() {
+    if (wrow >= 0) {
+      const float v = warp_sum(acc);
+      if (lane == 0) atomicAdd(&rowsum[wrow], v);
+    }
+    acc = 0.0f;
+  };
+
+  long long n = 0;
+  int seg = 0;
+  for (long long gs = g0, ge; gs < g1; gs = ge, ++seg) {
+    const long long batch = gs / p.m;
+    ge = min(g1, (batch + 1) * p.m);
+    uint8_t* bbuf = smem + p.off_b + (p.b_buffers > 1 ? (seg & 1) : 0) * p.b_buffer_bytes;
+    decode_vector(p, batch, bbuf, ct, nct);
+    // Orders the vector decode (and, the first time, the rowsum zeroing) before any use; a buffer is
+    // rewritten only two segments later, after every consumer passed this barrier once more.
+    consumer_bar_sync(nct);
+    const uint4* bslots = reinterpret_cast<const uint4*>(bbuf);
+    const float2* sfb2 = reinterpret_cast<const float2*>(bbuf + static_cast<size_t>(p.k) * 2);
+    const long long a_beg = gs * rb, a_end = ge * rb;
+    const int seg_row0 = static_cast<int>(gs - g0);
+    for (long long off = a_beg; off < a_end; off += SA, ++n) {
+      const int idx = static_cast<int>(n % S);
+      const uint32_t parity = static_cast<uint32_t>((n / S) & 1);
+      // consumer_wait
+      if (!wait_parity<kWatchdog>(&full[idx], parity, p, abort_flag, 0, idx, n)) return;
+      const unsigned units = static_cast<unsigned>(min(SA, a_end - off)) / 16;
+      const uint8_t* sa = ring + static_cast<size_t>(idx) * p.stage_stride;
+      const uint8_t* ssf = sa + SA + ((off / 8) & 15);
+      const unsigned rel = static_cast<unsigned>(off - a_beg);  // bytes from the segment's start
+      for (unsigned ub = cw * 32; ub < units; ub += nct) {
+        const unsigned u = ub + lane;
+        const bool valid = u < units;
+        const unsigned uu = valid ? u : units - 1;
+        const unsigned o = rel + 16 * uu;
+        // row = o / row_bytes, via o / 32 / row_div with one correction step.
+        const unsigned n32 = o >> 5;
+        unsigned q = __umulhi(n32, p.row_magic);
+        unsigned r = n32 - q * p.row_div;
+        if (r >= p.row_div) {
+          ++q;
+          r -= p.row_div;
+        }
+        const unsigned j = 2 * r + ((o >> 4) & 1);  // unit within the row
+        const float contrib = valid ? unit_dot(sa + 16 * uu, ssf + 2 * uu, bslots, sfb2, j) : 0.0f;
+        const int row = seg_row0 + static_cast<int>(q);
+        const int rf = __shfl_sync(0xffffffffu, row, 0);
+        const int rl = __shfl_sync(0xffffffffu, row, 31);
+        if (rf == rl) {
+          if (rf != wrow) {
+            flush();
+            wrow = rf;
+          }
+          acc += contrib;
+        } else {
+          // A row boundary inside this warp's 512 bytes: segmented reduction, heads add.
+          flush();
+          wrow = -1;
+          float v = contrib;
+#pragma unroll
+          for (int d = 1; d < 32; d <<= 1) {
+            const float t = __shfl_down_sync(0xffffffffu, v, d);
+            const int tr = __shfl_down_sync(0xffffffffu, row, d);
+            if (lane + d < 32 && tr == row) v += t;
+          }
+          const int prev = __shfl_up_sync(0xffffffffu, row, 1);
+          if (lane == 0 || prev != row) atomicAdd(&rowsum[row], v);
+        }
+      }
+      // consumer_release: the whole warp is done reading this stage.
+      __syncwarp();
+      if (lane == 0) ptx::mbarrier_arrive(&empty[idx]);
+    }
+  }
+  flush();
+  consumer_bar_sync(nct);
+  for (int i = ct; i < rows_here; i += nct) p.c[g0 + i] = __float2half_rn(rowsum[i]);
+}
+
+// ---- the plain reference kernel -----------------------------------------------------------------
+__device__ float ref_e2m1(unsigned nib) {
+  const float mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  const float v = mag[nib & 7];
+  return (nib & 8) ? -v : v;
+}
+__device__ float ref_e4m3(unsigned x) {
+  const int e = (x >> 3) & 15, mt = x & 7;
+  const float mag = e == 0 ? ldexpf(mt / 8.0f, -6) : ldexpf(1.0f + mt / 8.0f, e - 7);
+  return (x & 0x80) ? -mag : mag;
+}
+
+__global__ void gemv_reference_kernel(const uint8_t* a, const uint8_t* sfa, const uint8_t* b,
+                                      const uint8_t* sfb, __half* c, long long m, long long k,
+                                      long long rows_total) {
+  const long long g = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (g >= rows_total) return;
+  const long long batch = g / m, rb = k / 2, sb = k / 16;
+  float sum = 0.0f;
+  for (long long j = lane; j < rb; j += 32) {
+    const unsigned av = a[g * rb + j], bv = b[batch * rb + j];
+    const float sa = ref_e4m3(sfa[g * sb + j / 8]);
+    const float sbv = ref_e4m3(sfb[batch * sb + j / 8]);
+    sum += ref_e2m1(av & 15) * sa * (ref_e2m1(bv & 15) * sbv);
+    sum += ref_e2m1(av >> 4) * sa * (ref_e2m1(bv >> 4) * sbv);
+  }
+  sum = warp_sum(sum);
+  if (lane == 0) c[g] = __float2half_rn(sum);
+}
+
+// ---- host side ----------------------------------------------------------------------------------
+struct DeviceInfo {
+  int device = -1;
+  model::Capacity cap;
+  bool blackwell = false;
+};
+
+GemvResult cuda_error(const char* what, cudaError_t e) {
+  return GemvResult{GemvStatus::kCudaError, std::string(what) + ": " + cudaGetErrorString(e)};
+}
+
+GemvResult device_info(DeviceInfo* out) {
+  static std::mutex mu;
+  static DeviceInfo cached[16];
+  int dev = 0;
+  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return cuda_error("cudaGetDevice", e);
+  std::lock_guard<std::mutex> lock(mu);
+  if (dev < 16 && cached[dev].device == dev) {
+    *out = cached[dev];
+    return {};
+  }
+  cudaDeviceProp prop{};
+  if (cudaError_t e = cudaGetDeviceProperties(&prop, dev); e != cudaSuccess)
+    return cuda_error("cudaGetDeviceProperties", e);
+  DeviceInfo info;
+  info.device = dev;
+  info.blackwell = prop.major >= 10;
+  const model::Arch* arch = model::find_arch(info.blackwell ? "sm_100a" : "sm_90a");
+  info.cap = arch->cap;
+  info.cap.sms = prop.multiProcessorCount;
+  info.cap.smem_per_block = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
+  info.cap.smem_per_sm = static_cast<int64_t>(prop.sharedMemPerMultiprocessor);
+  if (dev < 16) cached[dev] = info;
+  *out = info;
+  return {};
+}
+
+model::GemvHints hints_of(const GemvTuning& t) {
+  model::GemvHints h;
+  h.stage_a_bytes = t.stage_a_bytes;
+  h.consumer_warps = t.consumer_warps;
+  h.max_stages = t.max_stages;
+  h.ctas_per_sm = t.ctas_per_sm;
+  return h;
+}
+
+template <int kPhase, bool kWatchdog>
+GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& tuning,
+                      unsigned long long watchdog_ns, GemvWatchdogHit* hit_dev) {
+  if (GemvResult v = validate_gemv_args(x); !v) return v;
+  DeviceInfo info;
+  if (GemvResult r = device_info(&info); !r) return r;
+  const model::GemvPlan plan = model::plan_gemv({x.m, x.k, x.l}, info.cap, hints_of(tuning));
+  if (!plan.ok) return GemvResult{GemvStatus::kNoPlan, plan.why};
+  if (plan.consumer_warps > kMaxConsumerWarps)
+    return GemvResult{GemvStatus::kNoPlan, "at most 16 consumer warps"};
+  Params p{};
+  p.a = static_cast<const uint8_t*>(x.a);
+  p.sfa = static_cast<const uint8_t*>(x.sfa);
+  p.b = static_cast<const uint8_t*>(x.b);
+  p.sfb = static_cast<const uint8_t*>(x.sfb);
+  p.c = static_cast<__half*>(x.c);
+  p.m = x.m;
+  p.rows_total = plan.rows_total;
+  p.sfa_total = x.l * x.m * (x.k / 16);
+  p.grid = plan.grid;
+  p.k = static_cast<int>(x.k);
+  p.row_bytes = static_cast<unsigned>(x.k / 2);
+  p.row_div = static_cast<unsigned>(x.k / 64);
+  const unsigned long long magic = (1ULL << 32) / p.row_div;
+  p.row_magic = static_cast<unsigned>(magic > 0xFFFFFFFFULL ? 0xFFFFFFFFULL : magic);
+  p.stages = plan.stages;
+  p.stage_a_bytes = static_cast<unsigned>(plan.stage_a_bytes);
+  p.stage_stride = static_cast<unsigned>(plan.stage_stride);
+  p.off_full = static_cast<unsigned>(plan.off_full);
+  p.off_empty = static_cast<unsigned>(plan.off_empty);
+  p.off_flag = static_cast<unsigned>(plan.off_flag);
+  p.off_ring = static_cast<unsigned>(plan.off_ring);
+  p.off_b = static_cast<unsigned>(plan.off_b);
+  p.off_rowsum = static_cast<unsigned>(plan.off_rowsum);
+  p.b_buffer_bytes = static_cast<unsigned>(plan.b_buffer_bytes);
+  p.b_buffers = plan.b_buffers;
+  p.watchdog_ns = watchdog_ns;
+  p.hit = hit_dev;
+
+  auto kernel = gemv_tma_kernel<kPhase, kWatchdog>;
+  static std::mutex mu;
+  static int64_t smem_set[16] = {};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const int d = info.device < 16 ? info.device : 15;
+    if (smem_set[d] < plan.smem_bytes) {
+      if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(plan.smem_bytes));
+          e != cudaSuccess)
+        return cuda_error("cudaFuncSetAttribute", e);
+      smem_set[d] = plan.smem_bytes;
+    }
+  }
+  kernel<<<static_cast<unsigned>(plan.grid), static_cast<unsigned>(plan.threads),
+           static_cast<size_t>(plan.smem_bytes), stream>>>(p);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cuda_error("gemv_tma_kernel launch", e);
+  return {};
+}
+
+}  // namespace
+
+GemvResult gemv_nvfp4(const GemvArgs& args, void* stream, const GemvTuning& tuning) {
+  return launch_tma<1, false>(args, static_cast<cudaStream_t>(stream), tuning, 0, nullptr);
+}
+
+model::GemvPlan gemv_nvfp4_plan(int64_t m, int64_t k, int64_t l, const GemvTuning& tuning) {
+  DeviceInfo info;
+  if (GemvResult r = device_info(&info); !r) {
+    model::GemvPlan p;
+    p.why = r.message;
+    return p;
+  }
+  return model::plan_gemv({m, k, l}, info.cap, hints_of(tuning));
+}
+
+GemvResult gemv_nvfp4_watchdog(const GemvArgs& args, void* stream, bool broken_producer_phase,
+                               unsigned long long watchdog_ns, GemvWatchdogHit* hit) {
+  GemvWatchdogHit* dev = nullptr;
+  if (cudaError_t e = cudaMalloc(&dev, sizeof(GemvWatchdogHit)); e != cudaSuccess)
+    return cuda_error("cudaMalloc", e);
+  GemvWatchdogHit init{};
+  cudaMemcpy(dev, &init, sizeof init, cudaMemcpyHostToDevice);
+  auto s = static_cast<cudaStream_t>(stream);
+  GemvResult r = broken_producer_phase ? launch_tma<0, true>(args, s, {}, watchdog_ns, dev)
+                                       : launch_tma<1, true>(args, s, {}, watchdog_ns, dev);
+  if (r) {
+    if (cudaError_t e = cudaStreamSynchronize(s); e != cudaSuccess) r = cuda_error("watchdog run", e);
+  }
+  cudaMemcpy(hit, dev, sizeof *hit, cudaMemcpyDeviceToHost);
+  cudaFree(dev);
+  return r;
+}
+
+GemvResult gemv_nvfp4_reference(const GemvArgs& x, void* stream) {
+  if (GemvResult v = validate_gemv_args(x); !v) return v;
+  const long long rows = x.l * x.m;
+  constexpr int kWarps = 8;
+  const long long blocks = (rows + kWarps - 1) / kWarps;
+  gemv_reference_kernel<<<static_cast<unsigned>(blocks), 32 * kWarps, 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const uint8_t*>(x.a), static_cast<const uint8_t*>(x.sfa), static_cast<const uint8_t*>(x.b),
+      static_cast<const uint8_t*>(x.sfb), static_cast<__half*>(x.c), x.m, x.k, rows);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cuda_error("reference kernel launch", e);
+  return {};
+}
+
+}  // namespace pipesim::kernels

@@ -1,0 +1,874 @@
+// The scenario front end: docs/scenario-language.md -> sim::Kernel, and its diagnostics.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "verify/parser.hpp"
+
+namespace pipesim::verify {
+namespace {
+
+using sim::ExprCode;
+using sim::OpKind;
+using sim::StmtKind;
+
+constexpr std::string_view kDocExample = R"(kernel hopper_ws_gemm on sm_90a
+let M = 4096, N = 4096, K = 4096, TILE_K = 64, K_TILES = K / TILE_K
+let TILES = (M / 128) * (N / 128)
+launch ctas = 132, cluster = 2, threads = 384
+pipeline ab : tma -> threads, stages = 4, tx = 32768, consumers = 2 warpgroups, multicast = 0b11
+
+role producer warp 0:
+  for tile in cluster_id .. TILES step num_clusters:
+    for k in 0 .. K_TILES:
+      ab.producer_acquire
+      tma ab bytes = 16384                    # A: this CTA's rows
+      tma ab bytes = 8192 multicast = 0b11    # half of B, to both CTAs
+  ab.producer_tail
+
+role consumer warps 4..11:
+  for tile in cluster_id .. TILES step num_clusters:
+    for k in 0 .. K_TILES:
+      ab.consumer_wait
+      compute 400 ns
+      ab.consumer_release
+
+expect ok
+)";
+
+// Declarations shared by the small scenarios below: 4 lines, then the role line (5), then the
+// statements from line 6 on, indented by 2 (first column 3).
+constexpr std::string_view kHeader = R"(kernel k on sm_90a
+launch ctas = 4, cluster = 2, threads = 256
+barrier full[4] count = 1
+pipeline ab : tma -> threads, stages = 2, tx = 1024
+)";
+
+std::string role(std::string_view body) {
+  std::string out(kHeader);
+  out += "role r warps 0..7:\n";
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t nl = body.find('\n', start);
+    if (nl == std::string_view::npos) nl = body.size();
+    out += "  ";
+    out += body.substr(start, nl - start);
+    out += "\n";
+    start = nl + 1;
+  }
+  return out;
+}
+
+sim::Kernel parse(std::string_view text, std::vector<Define> d = {}) {
+  return parse_scenario("t.pipe", text, d);
+}
+
+struct Err {
+  std::string msg;
+  uint32_t line = 0, col = 0;
+  std::string rendered;
+};
+
+Err err(std::string_view text, std::vector<Define> d = {}) {
+  try {
+    parse(text, d);
+  } catch (const ParseError& e) {
+    return {e.message, e.loc.line, e.loc.col, e.what()};
+  }
+  ADD_FAILURE() << "no error for:\n" << text;
+  return {};
+}
+
+#define EXPECT_ERR(text, line_, col_, message)        \
+  do {                                                \
+    Err e_ = err(text);                               \
+    EXPECT_EQ(e_.msg, message) << e_.rendered;        \
+    EXPECT_EQ(e_.line, line_u(line_)) << e_.rendered; \
+    EXPECT_EQ(e_.col, line_u(col_)) << e_.rendered;   \
+  } while (0)
+
+constexpr uint32_t line_u(int v) { return static_cast<uint32_t>(v); }
+
+int64_t cval(const std::optional<sim::Expr>& e) {
+  EXPECT_TRUE(e.has_value());
+  EXPECT_TRUE(e && e->is_const());
+  return e && e->is_const() ? e->code[0].value : -999;
+}
+
+std::vector<sim::ExprInstr> code(std::initializer_list<std::pair<ExprCode, int64_t>> l) {
+  std::vector<sim::ExprInstr> v;
+  for (auto [c, x] : l) v.push_back({c, x});
+  return v;
+}
+
+bool same_code(const sim::Expr& e, const std::vector<sim::ExprInstr>& want) {
+  if (e.code.size() != want.size()) return false;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (e.code[i].code != want[i].code || e.code[i].value != want[i].value) return false;
+  return true;
+}
+
+const std::vector<sim::Stmt>& body(const sim::Kernel& k) { return k.roles.at(0).body; }
+
+// ------------------------------------------------------------------ the doc's example
+
+TEST(ParserDoc, HeaderAndParameters) {
+  sim::Kernel k = parse(kDocExample);
+  EXPECT_EQ(k.name, "hopper_ws_gemm");
+  EXPECT_EQ(k.file, "t.pipe");
+  ASSERT_NE(k.arch, nullptr);
+  EXPECT_EQ(k.arch->name, "sm_90a");
+  EXPECT_EQ(k.launch.ctas, 132);
+  EXPECT_EQ(k.launch.cluster, 2);
+  EXPECT_EQ(k.launch.threads, 384);
+  EXPECT_EQ(k.launch.ctas_per_sm, 1);
+  ASSERT_EQ(k.params.size(), 6u);
+  EXPECT_EQ(k.params[4], (std::pair<std::string, int64_t>{"K_TILES", 64}));
+  EXPECT_EQ(k.params[5], (std::pair<std::string, int64_t>{"TILES", 1024}));
+  EXPECT_EQ(k.lines.size(), 22u);
+  EXPECT_EQ(k.lines[0], "kernel hopper_ws_gemm on sm_90a");
+  ASSERT_TRUE(k.expect.has_value());
+  EXPECT_EQ(k.expect->verdict, sim::Verdict::Ok);
+  EXPECT_EQ(k.expect->loc.line, 22u);
+}
+
+TEST(ParserDoc, PipelineAndBarrierArrays) {
+  sim::Kernel k = parse(kDocExample);
+  ASSERT_EQ(k.pipelines.size(), 1u);
+  const sim::PipelineDecl& p = k.pipelines[0];
+  EXPECT_EQ(p.name, "ab");
+  EXPECT_EQ(p.kind, sim::PipelineKind::TmaAsync);
+  EXPECT_EQ(p.stages, 4);
+  EXPECT_EQ(p.tx, 32768);
+  EXPECT_EQ(p.consumers.n, 2);
+  EXPECT_EQ(p.consumers.unit, sim::ArrivalUnit::Warpgroups);
+  EXPECT_EQ(p.producers.n, 1);
+  EXPECT_EQ(p.producers.unit, sim::ArrivalUnit::Threads);
+  EXPECT_EQ(cval(p.multicast), 3);
+  EXPECT_EQ(p.state, sim::StateKind::PipelineState);
+  EXPECT_EQ(p.producer_phase, 1);
+  EXPECT_EQ(p.consumer_phase, 0);
+  EXPECT_EQ(p.tail, sim::TailVariant::Cutlass46);
+  ASSERT_EQ(k.barriers.size(), 2u);
+  const sim::BarrierArray& full = k.barriers[p.full];
+  const sim::BarrierArray& empty = k.barriers[p.empty];
+  EXPECT_EQ(full.name, "ab.full");
+  EXPECT_EQ(empty.name, "ab.empty");
+  EXPECT_EQ(full.size, 4u);
+  EXPECT_EQ(empty.size, 4u);
+  EXPECT_EQ(full.init_count, 1);
+  EXPECT_EQ(empty.init_count, 4);  // 2 warpgroup arrivals x 2 CTAs in the multicast mask
+  EXPECT_EQ(full.pipeline, 0);
+  EXPECT_EQ(empty.pipeline, 0);
+  EXPECT_EQ(full.loc.line, 5u);
+  EXPECT_EQ(full.loc.col, 10u);
+}
+
+TEST(ParserDoc, RolesAndStatements) {
+  sim::Kernel k = parse(kDocExample);
+  ASSERT_EQ(k.roles.size(), 2u);
+  EXPECT_EQ(k.roles[0].name, "producer");
+  EXPECT_EQ(k.roles[0].warp_lo, 0);
+  EXPECT_EQ(k.roles[0].warp_hi, 0);
+  EXPECT_EQ(k.roles[1].name, "consumer");
+  EXPECT_EQ(k.roles[1].warp_lo, 4);
+  EXPECT_EQ(k.roles[1].warp_hi, 11);
+
+  const auto& prod = k.roles[0].body;
+  ASSERT_EQ(prod.size(), 2u);
+  EXPECT_EQ(prod[0].kind, StmtKind::For);
+  EXPECT_EQ(prod[1].kind, StmtKind::Pipe);
+  EXPECT_EQ(prod[1].call, sim::PipeCall::ProducerTail);
+  const auto& inner = prod[0].body.at(0);
+  EXPECT_EQ(inner.kind, StmtKind::For);
+  ASSERT_EQ(inner.body.size(), 3u);
+  EXPECT_EQ(inner.body[0].call, sim::PipeCall::ProducerAcquire);
+  EXPECT_EQ(inner.body[1].kind, StmtKind::Pipe);
+  EXPECT_EQ(inner.body[1].call, sim::PipeCall::Tma);
+  EXPECT_EQ(cval(inner.body[1].bytes), 16384);
+  EXPECT_FALSE(inner.body[1].mask.has_value());
+  EXPECT_EQ(cval(inner.body[2].bytes), 8192);
+  EXPECT_EQ(cval(inner.body[2].mask), 3);
+
+  const auto& cons = k.roles[1].body.at(0).body.at(0).body;
+  ASSERT_EQ(cons.size(), 3u);
+  EXPECT_EQ(cons[0].call, sim::PipeCall::ConsumerWait);
+  EXPECT_EQ(cons[1].kind, StmtKind::Op);
+  EXPECT_EQ(cons[1].op, OpKind::Compute);
+  EXPECT_EQ(cval(cons[1].ns), 400);
+  EXPECT_EQ(cons[2].call, sim::PipeCall::ConsumerRelease);
+}
+
+TEST(ParserDoc, LoopSlotsAndBounds) {
+  sim::Kernel k = parse(kDocExample);
+  EXPECT_EQ(k.num_slots, sim::kNumBuiltinSlots + 4);
+  const sim::Stmt& outer = k.roles[0].body[0];
+  EXPECT_EQ(outer.slot, sim::kNumBuiltinSlots);
+  EXPECT_TRUE(same_code(*outer.begin, code({{ExprCode::Slot, sim::kSlotClusterId}})));
+  EXPECT_EQ(cval(outer.end), 1024);
+  EXPECT_TRUE(same_code(*outer.step, code({{ExprCode::Slot, sim::kSlotNumClusters}})));
+  const sim::Stmt& inner = outer.body[0];
+  EXPECT_EQ(inner.slot, sim::kNumBuiltinSlots + 1);
+  EXPECT_EQ(cval(inner.begin), 0);
+  EXPECT_EQ(cval(inner.end), 64);
+  EXPECT_EQ(cval(inner.step), 1);
+  EXPECT_EQ(k.roles[1].body[0].slot, sim::kNumBuiltinSlots + 2);
+  EXPECT_EQ(k.roles[1].body[0].body[0].slot, sim::kNumBuiltinSlots + 3);
+}
+
+TEST(ParserDoc, Sites) {
+  sim::Kernel k = parse(kDocExample);
+  ASSERT_EQ(k.sites.size(), 11u);
+  auto site = [&](const sim::Stmt& s) { return k.sites.at(s.site); };
+  const auto& inner = k.roles[0].body[0].body[0];
+  EXPECT_EQ(site(k.roles[0].body[0]).what, "for");
+  EXPECT_EQ(site(k.roles[0].body[0]).loc.line, 8u);
+  EXPECT_EQ(site(k.roles[0].body[0]).loc.col, 3u);
+  EXPECT_EQ(site(inner.body[0]).what, "ab.producer_acquire");
+  EXPECT_EQ(site(inner.body[0]).loc.line, 10u);
+  EXPECT_EQ(site(inner.body[0]).loc.col, 7u);
+  EXPECT_EQ(site(inner.body[1]).what, "tma ab");
+  EXPECT_EQ(site(inner.body[2]).loc.line, 12u);
+  EXPECT_EQ(site(k.roles[0].body[1]).what, "ab.producer_tail");
+  const auto& cons = k.roles[1].body[0].body[0].body;
+  EXPECT_EQ(site(cons[1]).what, "compute");
+  EXPECT_EQ(site(cons[1]).loc.line, 19u);
+  EXPECT_EQ(site(cons[2]).what, "ab.consumer_release");
+}
+
+// ------------------------------------------------------------------ parameters, -D
+
+TEST(ParserParams, DefineOverridesAndLaterParamsSeeIt) {
+  sim::Kernel k = parse(kDocExample, {{"K", 8192}, {"TILE_K", 128}});
+  EXPECT_EQ(k.params[2].second, 8192);
+  EXPECT_EQ(k.params[4], (std::pair<std::string, int64_t>{"K_TILES", 64}));
+  sim::Kernel k2 = parse(kDocExample, {{"K", 8192}});
+  EXPECT_EQ(k2.params[4].second, 128);
+  EXPECT_EQ(cval(k2.roles[0].body[0].body[0].end), 128);
+}
+
+TEST(ParserParams, LastDefineWins) {
+  sim::Kernel k = parse(kDocExample, {{"M", 256}, {"M", 512}});
+  EXPECT_EQ(k.params[0].second, 512);
+  EXPECT_EQ(k.params[5].second, 4 * 32);
+}
+
+TEST(ParserParams, UnknownDefineIsAnError) {
+  Err e = err(kDocExample, {{"KK", 1}});
+  EXPECT_EQ(e.msg, "-D KK: no parameter 'KK' in this scenario; did you mean 'K'?");
+  EXPECT_EQ(e.line, 0u);
+  EXPECT_EQ(e.rendered, "t.pipe: error: -D KK: no parameter 'KK' in this scenario; did you mean 'K'?\n");
+}
+
+TEST(ParserParams, IntegerLiteralForms) {
+  sim::Kernel k = parse(std::string("let A = 16_384, B = 0x4000, C = 0b11, D = 0X1_0, E = 007\n") +
+                        role("compute 1 ns"));
+  EXPECT_EQ(k.params[0].second, 16384);
+  EXPECT_EQ(k.params[1].second, 16384);
+  EXPECT_EQ(k.params[2].second, 3);
+  EXPECT_EQ(k.params[3].second, 16);
+  EXPECT_EQ(k.params[4].second, 7);
+}
+
+TEST(ParserParams, ExpressionOperatorsAndPrecedence) {
+  sim::Kernel k = parse(std::string(
+      "let A = 1 + 2 * 3, B = (1 + 2) * 3, C = 1 << 4 | 1, D = -7 / 2, E = -7 % 2\n"
+      "let F = 3 < 4 && 2 == 2, G = min(3, 4) + max(3, 4) + cdiv(10, 4) + popcount(0xff)\n"
+      "let H = ~0 ^ 5, I = !0 + !7, J = 1 || 0 && 0, L = 8 >> 1 & 6, O = 2 - 3 - 4, P = 5 != 5 >= 1\n") +
+      role("compute 1 ns"));
+  std::vector<int64_t> want{7, 9, 17, -3, -1, 1, 3 + 4 + 3 + 8, ~0 ^ 5, 1, 1, 4 & 6, -5, 1};
+  ASSERT_EQ(k.params.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(k.params[i].second, want[i]) << k.params[i].first;
+}
+
+TEST(ParserParams, KeywordsAreNotReserved) {
+  sim::Kernel k = parse(
+      "let stages = 3, tx = 512\n"
+      "kernel k on sm_90a\n"
+      "launch ctas = 1, threads = 128\n"
+      "pipeline p : tma -> threads, stages = stages, tx = tx\n"
+      "role r warp 0:\n"
+      "  p.producer_acquire\n");
+  EXPECT_EQ(k.pipelines[0].stages, 3);
+  EXPECT_EQ(k.pipelines[0].tx, 512);
+}
+
+TEST(ParserParams, LaunchBuiltinsFoldInDeclarations) {
+  sim::Kernel k = parse(
+      "kernel k on sm_90a\n"
+      "launch ctas = 8, cluster = 4, threads = 128\n"
+      "let S = num_sms, CL = cluster_size, NC = num_clusters, NT = num_ctas\n"
+      "pipeline p : tma -> threads, stages = 2, tx = 16, multicast = (1 << cluster_size) - 1\n"
+      "role r warp 0:\n"
+      "  p.producer_acquire\n");
+  EXPECT_EQ(k.params[0].second, 132);
+  EXPECT_EQ(k.params[1].second, 4);
+  EXPECT_EQ(k.params[2].second, 2);
+  EXPECT_EQ(k.params[3].second, 8);
+  EXPECT_EQ(k.barriers[k.pipelines[0].empty].init_count, 4);
+}
+
+TEST(ParserParams, DivisionByZeroAtTheOperator) {
+  EXPECT_ERR("let A = 4, B = 8 / (A - 4)\n", 1, 18, "division by zero");
+  EXPECT_ERR("let A = cdiv(3, 0)\n", 1, 17, "division by zero");
+  EXPECT_ERR("let A = 5 % 0\n", 1, 11, "division by zero");
+  EXPECT_ERR(role("let x = warp / 0"), 6, 16, "division by zero");
+}
+
+TEST(ParserParams, OverflowAndShifts) {
+  EXPECT_ERR("let A = 9223372036854775807 + 1\n", 1, 29, "integer overflow in constant expression");
+  EXPECT_ERR("let A = 1 << 64\n", 1, 11, "shift count 64 out of range 0..63");
+  EXPECT_ERR("let A = 99999999999999999999\n", 1, 9, "integer literal out of range");
+  EXPECT_ERR("let A = 0x1_0000_0000_0000_0000\n", 1, 9, "integer literal out of range");
+  EXPECT_ERR("let A = 4abc\n", 1, 9, "invalid integer literal '4abc'");
+  EXPECT_ERR("let A = 1__0\n", 1, 9, "invalid integer literal '1__0'");
+  EXPECT_ERR("let A = 0b102\n", 1, 9, "invalid integer literal '0b102'");
+}
+
+TEST(ParserParams, NamesAndFunctions) {
+  EXPECT_ERR("let TILES = 4\nlet B = TILE * 2\n", 2, 9, "unknown name 'TILE'; did you mean 'TILES'?");
+  EXPECT_ERR("let A = mni(1, 2)\n", 1, 9, "unknown function 'mni'; did you mean 'min'?");
+  EXPECT_ERR("let A = min(1)\n", 1, 9, "'min' takes 2 arguments, got 1");
+  EXPECT_ERR("let A = popcount(1, 2)\n", 1, 9, "'popcount' takes 1 argument, got 2");
+  EXPECT_ERR("let A = 1, A = 2\n", 1, 12, "duplicate parameter 'A'");
+  EXPECT_ERR("let warp = 1\n", 1, 5, "'warp' is a built-in name");
+  EXPECT_ERR(std::string(kHeader) + "let X = cta_id\n", 5, 9,
+             "'cta_id' differs between CTAs and warps; a declaration needs a constant");
+  EXPECT_ERR("let A = (1 + 2\n", 1, 15, "expected ')', found end of line");
+  EXPECT_ERR("let A = 1 +\n", 1, 12, "expected an expression, found end of line");
+}
+
+// ------------------------------------------------------------------ lowering of statements
+
+TEST(ParserLower, NonConstantExpressionsArePostfix) {
+  sim::Kernel k = parse(role("let x = warp * 2 + 1\nlet y = cdiv(x, 4)\nlet z = -x"));
+  const uint32_t x = sim::kNumBuiltinSlots;
+  EXPECT_TRUE(same_code(*body(k)[0].value, code({{ExprCode::Slot, sim::kSlotWarp},
+                                                 {ExprCode::Const, 2},
+                                                 {ExprCode::Mul, 0},
+                                                 {ExprCode::Const, 1},
+                                                 {ExprCode::Add, 0}})));
+  EXPECT_EQ(body(k)[0].slot, x);
+  EXPECT_EQ(body(k)[1].slot, x + 1);
+  EXPECT_TRUE(same_code(*body(k)[1].value, code({{ExprCode::Slot, x},
+                                                 {ExprCode::Const, 4},
+                                                 {ExprCode::Add, 0},
+                                                 {ExprCode::Const, 1},
+                                                 {ExprCode::Sub, 0},
+                                                 {ExprCode::Const, 4},
+                                                 {ExprCode::Div, 0}})));
+  EXPECT_TRUE(same_code(*body(k)[2].value, code({{ExprCode::Slot, x}, {ExprCode::Neg, 0}})));
+  EXPECT_EQ(body(k)[0].value->loc.line, 6u);
+  EXPECT_EQ(body(k)[0].value->loc.col, 11u);
+  EXPECT_EQ(k.num_slots, sim::kNumBuiltinSlots + 3);
+}
+
+TEST(ParserLower, ComputeUnits) {
+  sim::Kernel k = parse(role("compute 400 ns\ncompute 2 us\ncompute 1980 cycles\ncompute 1 cycles\ncompute warp cycles"));
+  EXPECT_EQ(cval(body(k)[0].ns), 400);
+  EXPECT_EQ(cval(body(k)[1].ns), 2000);
+  EXPECT_EQ(cval(body(k)[2].ns), 1000);  // 1.98 GHz
+  EXPECT_EQ(cval(body(k)[3].ns), 1);     // rounded up
+  EXPECT_TRUE(same_code(*body(k)[4].ns, code({{ExprCode::Slot, sim::kSlotWarp},
+                                              {ExprCode::Const, 1000},
+                                              {ExprCode::Mul, 0},
+                                              {ExprCode::Const, 1979},
+                                              {ExprCode::Add, 0},
+                                              {ExprCode::Const, 1980},
+                                              {ExprCode::Div, 0}})));
+  EXPECT_ERR(role("compute 5 ms"), 6, 13, "expected a time unit ('ns', 'us' or 'cycles'), found 'ms'");
+  EXPECT_ERR(role("compute -5 ns"), 6, 11, "compute time must not be negative, got -5");
+}
+
+TEST(ParserLower, IfElifElseNests) {
+  sim::Kernel k = parse(role(
+      "if warp == 0:\n  compute 1 ns\nelif warp == 1:\n  compute 2 ns\nelif warp == 2:\n  compute 3 ns\n"
+      "else:\n  compute 4 ns\ncompute 5 ns"));
+  ASSERT_EQ(body(k).size(), 2u);
+  const sim::Stmt& s = body(k)[0];
+  EXPECT_EQ(s.kind, StmtKind::If);
+  EXPECT_EQ(cval(s.body[0].ns), 1);
+  ASSERT_EQ(s.else_body.size(), 1u);
+  const sim::Stmt& e1 = s.else_body[0];
+  EXPECT_EQ(e1.kind, StmtKind::If);
+  EXPECT_EQ(k.sites[e1.site].what, "elif");
+  EXPECT_EQ(k.sites[e1.site].loc.line, 8u);
+  EXPECT_EQ(cval(e1.body[0].ns), 2);
+  const sim::Stmt& e2 = e1.else_body.at(0);
+  EXPECT_EQ(cval(e2.body[0].ns), 3);
+  EXPECT_EQ(cval(e2.else_body.at(0).ns), 4);
+  EXPECT_EQ(cval(body(k)[1].ns), 5);
+}
+
+TEST(ParserLower, MbarrierOps) {
+  sim::Kernel k = parse(role(
+      "init full[1] count = 2\n"
+      "arrive full[1]\n"
+      "arrive full[2] count = 3, cta = 1\n"
+      "arrive_expect_tx full bytes = 1024\n"
+      "expect_tx full[3] bytes = -16 cta = 0\n"
+      "complete_tx full[3] bytes = 16\n"
+      "arrive_drop full[0] count = 1\n"
+      "wait full[1] parity = 1\n"
+      "wait full[1] phase = 5\n"
+      "test_wait full[0] parity = 0 expect false\n"
+      "inval full[1]\n"
+      "fence_init"));
+  const auto& b = body(k);
+  ASSERT_EQ(b.size(), 12u);
+  EXPECT_EQ(b[0].op, OpKind::Init);
+  EXPECT_EQ(b[0].bar->array, 0u);
+  EXPECT_EQ(cval(b[0].bar->index), 1);
+  EXPECT_EQ(cval(b[0].count), 2);
+  EXPECT_EQ(b[1].op, OpKind::Arrive);
+  EXPECT_EQ(cval(b[1].count), 1);
+  EXPECT_FALSE(b[1].bar->rank.has_value());
+  EXPECT_EQ(cval(b[2].count), 3);
+  EXPECT_EQ(cval(b[2].bar->rank), 1);
+  EXPECT_EQ(b[3].op, OpKind::ArriveExpectTx);
+  EXPECT_EQ(cval(b[3].bar->index), 0);  // `full` alone is full[0]
+  EXPECT_EQ(cval(b[3].bytes), 1024);
+  EXPECT_EQ(b[4].op, OpKind::ExpectTx);
+  EXPECT_EQ(cval(b[4].bytes), -16);
+  EXPECT_EQ(cval(b[4].bar->rank), 0);
+  EXPECT_EQ(b[5].op, OpKind::CompleteTx);
+  EXPECT_EQ(b[6].op, OpKind::ArriveDrop);
+  EXPECT_EQ(b[7].op, OpKind::Wait);
+  EXPECT_EQ(cval(b[7].parity), 1);
+  EXPECT_FALSE(b[7].phase.has_value());
+  EXPECT_EQ(cval(b[8].phase), 5);
+  EXPECT_FALSE(b[8].parity.has_value());
+  EXPECT_EQ(b[9].op, OpKind::TestWait);
+  EXPECT_EQ(cval(b[9].expect), 0);
+  EXPECT_EQ(b[10].op, OpKind::Inval);
+  EXPECT_EQ(b[11].op, OpKind::FenceInit);
+  EXPECT_FALSE(b[11].bar.has_value());
+  EXPECT_EQ(k.sites[b[9].site].what, "test_wait");
+  EXPECT_EQ(k.sites[b[9].site].loc.line, 15u);
+}
+
+TEST(ParserLower, CopiesGroupsAndBarriers) {
+  sim::Kernel k = parse(role(
+      "tma full[2] bytes = 4096 multicast = 0b11\n"
+      "store bytes = 256\n"
+      "commit_group\n"
+      "wait_group 1 read\n"
+      "wait_group 0\n"
+      "bar_sync 1 threads = 128\n"
+      "bar_arrive 2, threads = 64\n"
+      "bar_sync 3\n"
+      "syncthreads\n"
+      "cluster_arrive\n"
+      "cluster_wait\n"
+      "cluster_sync"));
+  const auto& b = body(k);
+  ASSERT_EQ(b.size(), 13u);
+  EXPECT_EQ(b[0].kind, StmtKind::Op);
+  EXPECT_EQ(b[0].op, OpKind::TmaLoad);
+  EXPECT_EQ(cval(b[0].bar->index), 2);
+  EXPECT_EQ(cval(b[0].bytes), 4096);
+  EXPECT_EQ(cval(b[0].mask), 3);
+  EXPECT_EQ(b[1].op, OpKind::BulkStore);
+  EXPECT_EQ(cval(b[1].bytes), 256);
+  EXPECT_EQ(b[2].op, OpKind::CommitGroup);
+  EXPECT_EQ(b[3].op, OpKind::WaitGroup);
+  EXPECT_EQ(cval(b[3].n), 1);
+  EXPECT_EQ(cval(b[3].expect), 1);  // .read
+  EXPECT_FALSE(b[4].expect.has_value());
+  EXPECT_EQ(b[5].op, OpKind::NamedSync);
+  EXPECT_EQ(cval(b[5].id), 1);
+  EXPECT_EQ(cval(b[5].threads), 128);
+  EXPECT_EQ(b[6].op, OpKind::NamedArrive);
+  EXPECT_EQ(cval(b[6].threads), 64);
+  EXPECT_EQ(cval(b[7].threads), 256);  // bar_sync without threads: the whole CTA
+  EXPECT_EQ(b[8].op, OpKind::NamedSync);
+  EXPECT_EQ(cval(b[8].id), 0);
+  EXPECT_EQ(cval(b[8].threads), 256);
+  EXPECT_EQ(b[9].op, OpKind::ClusterArrive);
+  EXPECT_EQ(b[10].op, OpKind::ClusterWait);
+  EXPECT_EQ(b[11].op, OpKind::ClusterArrive);
+  EXPECT_EQ(b[12].op, OpKind::ClusterWait);
+  EXPECT_EQ(b[11].site, b[12].site);
+  EXPECT_EQ(k.sites[b[11].site].what, "cluster_sync");
+  EXPECT_EQ(k.sites[b[0].site].what, "tma");
+}
+
+TEST(ParserLower, PipelineBarrierOperandsAndState) {
+  sim::Kernel k = parse(role(
+      "wait ab.full[1] parity = 0\n"
+      "arrive ab.empty[0] cta = 1\n"
+      "ab.state producer index = 1 phase = 0 kind = PipelineStateSimple\n"
+      "ab.state consumer\n"
+      "ab.producer_commit\n"
+      "tma ab"));
+  const auto& b = body(k);
+  const sim::PipelineDecl& p = k.pipelines[0];
+  EXPECT_EQ(b[0].bar->array, p.full);
+  EXPECT_EQ(cval(b[0].bar->index), 1);
+  EXPECT_EQ(b[1].bar->array, p.empty);
+  EXPECT_EQ(b[2].kind, StmtKind::SetState);
+  EXPECT_EQ(b[2].side, sim::Side::Producer);
+  EXPECT_EQ(cval(b[2].index), 1);
+  EXPECT_EQ(cval(b[2].phase), 0);
+  EXPECT_EQ(b[2].state_kind, sim::StateKind::PipelineStateSimple);
+  EXPECT_EQ(k.sites[b[2].site].what, "ab.state");
+  EXPECT_EQ(b[3].side, sim::Side::Consumer);
+  EXPECT_FALSE(b[3].index.has_value());
+  EXPECT_FALSE(b[3].state_kind.has_value());
+  EXPECT_EQ(b[4].call, sim::PipeCall::ProducerCommit);
+  EXPECT_EQ(b[5].call, sim::PipeCall::Tma);
+  EXPECT_FALSE(b[5].bytes.has_value());  // the pipeline's tx
+}
+
+TEST(ParserLower, AsyncPipelineCountsAndOptions) {
+  sim::Kernel k = parse(
+      "kernel k on sm_100a\n"
+      "launch ctas = 148, threads = 512, ctas_per_sm = 1\n"
+      "barrier bars[2]\n"
+      "pipeline q : PipelineAsync, stages = 3, producers = 2 warps, consumers = 256 threads,\n"
+      "pipeline r : threads -> threads, stages = 1, state = PipelineStateSimple, tail = cutlass-4.5\n"
+      "pipeline s : PipelineTmaAsync, stages = 2, tx = 64, tail = none, producer_phase = 0, consumer_phase = 1\n"
+      "role r warp 0:\n"
+      "  q.producer_commit\n");
+  ASSERT_EQ(k.barriers.size(), 7u);
+  EXPECT_FALSE(k.barriers[0].init_count.has_value());
+  EXPECT_EQ(k.barriers[0].pipeline, -1);
+  const sim::PipelineDecl& q = k.pipelines[0];
+  EXPECT_EQ(q.kind, sim::PipelineKind::Async);
+  EXPECT_EQ(q.full, 1u);
+  EXPECT_EQ(q.empty, 2u);
+  EXPECT_EQ(k.barriers[q.full].init_count, 2);
+  EXPECT_EQ(k.barriers[q.empty].init_count, 256);
+  EXPECT_EQ(q.producers.unit, sim::ArrivalUnit::Warps);
+  EXPECT_EQ(k.pipelines[1].state, sim::StateKind::PipelineStateSimple);
+  EXPECT_EQ(k.pipelines[1].tail, sim::TailVariant::Cutlass45);
+  EXPECT_EQ(k.pipelines[2].kind, sim::PipelineKind::TmaAsync);
+  EXPECT_EQ(k.pipelines[2].tail, sim::TailVariant::None);
+  EXPECT_EQ(k.pipelines[2].producer_phase, 0);
+  EXPECT_EQ(k.pipelines[2].consumer_phase, 1);
+  EXPECT_EQ(k.barriers[k.pipelines[2].empty].init_count, 1);
+  EXPECT_EQ(k.barriers[k.pipelines[2].empty].pipeline, 2);
+}
+
+TEST(ParserLower, LoopVariableScopeEndsWithItsBlock) {
+  sim::Kernel k = parse(role("for i in 0 .. 4:\n  let j = i * 2\n  compute j ns\nfor i in 0 .. 2:\n  compute i ns"));
+  EXPECT_EQ(body(k)[0].slot, sim::kNumBuiltinSlots);
+  EXPECT_EQ(body(k)[0].body[0].slot, sim::kNumBuiltinSlots + 1);
+  EXPECT_TRUE(same_code(*body(k)[0].body[1].ns, code({{ExprCode::Slot, sim::kNumBuiltinSlots + 1}})));
+  EXPECT_EQ(body(k)[1].slot, sim::kNumBuiltinSlots + 2);  // a new slot for the second `i`
+  EXPECT_ERR(role("for i in 0 .. 4:\n  compute 1 ns\ncompute i ns"), 8, 11, "unknown name 'i'");
+  EXPECT_ERR(role("for i in 0 .. 4:\n  let i = 2"), 7, 9, "'i' is already defined");
+  EXPECT_ERR(role("let x = x"), 6, 11, "unknown name 'x'");
+  EXPECT_ERR(role("for i in 0 .. 4 step 0:\n  compute 1 ns"), 6, 24, "loop step must be positive, got 0");
+}
+
+// ------------------------------------------------------------------ errors: names and syntax
+
+TEST(ParserErrors, UnknownPipelineSuggests) {
+  EXPECT_ERR(role("abb.producer_acquire"), 6, 3, "unknown pipeline 'abb'; did you mean 'ab'?");
+  EXPECT_ERR(role("ab.producer_aquire"), 6, 6, "unknown pipeline call 'producer_aquire'; did you mean 'producer_acquire'?");
+  EXPECT_ERR(role("tma abb"), 6, 7, "unknown pipeline or barrier 'abb'; did you mean 'ab'?");
+  EXPECT_ERR(role("full.producer_acquire"), 6, 3, "'full' is a barrier, not a pipeline");
+}
+
+TEST(ParserErrors, UnknownStatementAndOperand) {
+  EXPECT_ERR(role("waitt full parity = 0"), 6, 3, "unknown statement 'waitt'; did you mean 'wait'?");
+  EXPECT_ERR(role("arrive full cnt = 2"), 6, 15, "unknown operand 'cnt' for 'arrive'; did you mean 'count'?");
+  EXPECT_ERR(role("arrive full ct = 2"), 6, 15, "unknown operand 'ct' for 'arrive'; did you mean 'cta'?");
+  EXPECT_ERR(role("arrive full counts = 2"), 6, 15, "unknown operand 'counts' for 'arrive'; did you mean 'count'?");
+  EXPECT_ERR(role("fence_init now"), 6, 14, "unknown operand 'now' for 'fence_init'");
+  EXPECT_ERR(role("wait fulll parity = 0"), 6, 8, "unknown barrier 'fulll'; did you mean 'full'?");
+  EXPECT_ERR(role("wait ab parity = 0"), 6, 8,
+             "'ab' is a pipeline; name one of its barrier arrays: 'ab.full' or 'ab.empty'");
+  EXPECT_ERR(role("launch ctas = 1"), 6, 3, "unknown statement 'launch'");
+}
+
+TEST(ParserErrors, MissingAndRepeatedOperands) {
+  EXPECT_ERR(role("init full[0]"), 6, 3, "missing operand 'count' for 'init'");
+  EXPECT_ERR(role("tma full bytes = 16 bytes = 32"), 6, 23, "repeated operand 'bytes'");
+  EXPECT_ERR(role("tma full"), 6, 3, "missing operand 'bytes' for 'tma'");
+  EXPECT_ERR(role("wait full"), 6, 3, "missing operand 'parity' or 'phase' for 'wait'");
+  EXPECT_ERR(role("wait full parity = 0 phase = 1"), 6, 24, "'wait' takes either 'parity' or 'phase', not both");
+  EXPECT_ERR(role("test_wait full parity = 0"), 6, 3, "missing operand 'expect' for 'test_wait'");
+  EXPECT_ERR(role("test_wait full parity = 0 expect maybe"), 6, 36, "expected 'true' or 'false' after 'expect', found 'maybe'");
+  EXPECT_ERR(role("bar_arrive 1"), 6, 3, "missing operand 'threads' for 'bar_arrive'");
+  EXPECT_ERR(role("arrive full count 2"), 6, 21, "expected '=' after 'count', found '2'");
+  EXPECT_ERR(role("compute 1 ns extra"), 6, 16, "expected end of line, found 'extra'");
+}
+
+TEST(ParserErrors, Indentation) {
+  EXPECT_ERR(std::string(kHeader) + "role r warp 0:\n\tcompute 1 ns\n", 6, 1, "tab in indentation; indent with spaces");
+  EXPECT_ERR(std::string(kHeader) + "role r warp 0:\n  \tcompute 1 ns\n", 6, 3, "tab in indentation; indent with spaces");
+  EXPECT_ERR(role("compute 1 ns\n  compute 2 ns"), 7, 5, "unexpected indentation");
+  EXPECT_ERR(role("for i in 0 .. 2:\n    compute 1 ns\n   compute 2 ns"), 8, 6,
+             "inconsistent indentation: 5 spaces here, 6 in the rest of the block");
+  EXPECT_ERR(std::string(kHeader) + "role r warp 0:\ncompute 1 ns\n", 5, 14, "expected an indented block after ':'");
+  EXPECT_ERR(std::string(kHeader) + "role r warp 0:\n", 5, 14, "expected an indented block after ':'");
+  EXPECT_ERR("  kernel k on sm_90a\n", 1, 3, "unexpected indentation");
+  EXPECT_ERR(role("else:\n  compute 1 ns"), 6, 3, "'else' without a matching 'if'");
+}
+
+TEST(ParserErrors, IndentationWithBlankLinesAndCommentsIsFine) {
+  sim::Kernel k = parse(std::string(kHeader) +
+                        "# comment at column 1\n"
+                        "role r warp 0:   # trailing comment\n"
+                        "\n"
+                        "\t# a tab-indented comment line is blank\n"
+                        "    for i in 0 .. 2:\n"
+                        "# dedented comment\n"
+                        "          compute 1 ns\t# tab before a comment\n"
+                        "    compute 2 ns\r\n");
+  ASSERT_EQ(body(k).size(), 2u);
+  EXPECT_EQ(body(k)[0].body.size(), 1u);
+}
+
+TEST(ParserErrors, LexicalJunk) {
+  EXPECT_ERR("let A = 3 $ 4\n", 1, 11, "unexpected character '$'");
+  EXPECT_ERR(std::string("let A = 3\x01\n"), 1, 10, "unexpected character byte 0x01");
+  EXPECT_ERR(role("if x = 1:\n  compute 1 ns"), 6, 6, "unknown name 'x'");
+  Err e = err(role("if warp = 1:\n  compute 1 ns"));
+  EXPECT_EQ(e.msg, "expected ':' at the end of the 'if' line, found '='");
+}
+
+TEST(ParserErrors, StructureOfTheFile) {
+  EXPECT_ERR("", 0, 0, "missing 'kernel NAME on ARCH' line");
+  EXPECT_ERR("# only a comment\n", 1, 1, "missing 'kernel NAME on ARCH' line");
+  EXPECT_ERR("kernel k on sm_90a\n", 1, 1, "missing 'launch' declaration");
+  EXPECT_ERR("kernel k on sm_90a\nlaunch ctas = 1, threads = 32\n", 1, 1,
+             "no roles: a scenario needs at least one 'role'");
+  EXPECT_ERR("launch ctas = 1, threads = 32\n", 1, 1, "expected 'kernel NAME on ARCH' before 'launch'");
+  EXPECT_ERR("kernel k on sm_90a\nrole r warp 0:\n  compute 1 ns\n", 2, 1, "expected 'launch' before 'role'");
+  EXPECT_ERR(role("compute 1 ns") + "let X = 1\n", 7, 1, "declarations must come before the first role");
+  EXPECT_ERR(role("compute 1 ns") + "expect ok\nrole s warp 9:\n  compute 1 ns\n", 8, 1,
+             "'expect' must be the last line of the scenario");
+  EXPECT_ERR("kernel k on sm_90a\nkernel k on sm_90a\n", 2, 1, "duplicate 'kernel' line");
+  EXPECT_ERR("kernel k on sm_90a\nlaunch ctas = 1, threads = 32\nlaunch ctas = 1, threads = 32\n", 3, 1,
+             "duplicate 'launch' declaration");
+  EXPECT_ERR("kernal k on sm_90a\n", 1, 1, "unknown declaration 'kernal'; did you mean 'kernel'?");
+  EXPECT_ERR("kernel k sm_90a\n", 1, 10, "expected 'on' after the kernel name, found 'sm_90a'");
+}
+
+TEST(ParserErrors, UnknownArch) {
+  Err e = err("kernel k on sm_91a\n");
+  EXPECT_EQ(e.msg, "unknown architecture 'sm_91a'; did you mean 'sm_90a'?");
+  EXPECT_EQ(e.col, 13u);
+  EXPECT_NE(e.rendered.find("  note: known architectures: sm_90a, sm_100a, sm_103a, sm_120a\n"), std::string::npos);
+}
+
+TEST(ParserErrors, DuplicateNames) {
+  EXPECT_ERR(std::string(kHeader) + "barrier ab\n", 5, 9, "duplicate barrier or pipeline name 'ab'");
+  EXPECT_ERR(std::string(kHeader) + "pipeline full : PipelineAsync, stages = 1\n", 5, 10,
+             "duplicate barrier or pipeline name 'full'");
+  EXPECT_ERR(role("compute 1 ns") + "role r warp 9:\n  compute 1 ns\n", 7, 6, "duplicate role 'r'");
+  EXPECT_ERR(role("compute 1 ns") + "expect ok\nexpect hang\n", 8, 1, "'expect' given twice");
+  EXPECT_ERR(role("let warp_in_role = 1"), 6, 7, "'warp_in_role' is a built-in name");
+  EXPECT_ERR("let X = 1\n" + role("let X = 2"), 7, 7, "'X' is already a parameter");
+}
+
+TEST(ParserErrors, Expectations) {
+  sim::Kernel k = parse(role("compute 1 ns") + "expect error pending_underflow\n");
+  EXPECT_EQ(k.expect->verdict, sim::Verdict::Error);
+  EXPECT_EQ(k.expect->error_kind, "pending_underflow");
+  sim::Kernel k2 = parse(role("compute 1 ns") + "expect error\n");
+  EXPECT_TRUE(k2.expect->error_kind.empty());
+  EXPECT_EQ(parse(role("compute 1 ns") + "expect hang\n").expect->verdict, sim::Verdict::Hang);
+  EXPECT_FALSE(parse(role("compute 1 ns")).expect.has_value());
+  EXPECT_ERR(role("compute 1 ns") + "expect error stale_wiat\n", 7, 14,
+             "unknown error kind 'stale_wiat'; did you mean 'stale_wait'?");
+  EXPECT_ERR(role("compute 1 ns") + "expect fine\n", 7, 8, "expected 'ok', 'hang' or 'error', found 'fine'");
+}
+
+// ------------------------------------------------------------------ errors: ranges
+
+TEST(ParserRanges, ArrivalCounts) {
+  EXPECT_ERR(role("init full count = 0"), 6, 21, "arrival count must be in 1..1048575, got 0");
+  EXPECT_ERR(role("arrive full count = 1 << 20"), 6, 23, "arrival count must be in 1..1048575, got 1048576");
+  EXPECT_ERR(std::string(kHeader) + "barrier b count = 0\n", 5, 19, "arrival count must be in 1..1048575, got 0");
+  EXPECT_NO_THROW(parse(role("init full count = 1048575")));
+}
+
+TEST(ParserRanges, TxAndCopySizes) {
+  EXPECT_ERR(role("expect_tx full bytes = 2000000"), 6, 26, "byte count 2000000 is outside the tx range -1048575..1048575");
+  EXPECT_ERR(role("complete_tx full bytes = -1048576"), 6, 28, "byte count -1048576 is outside the tx range -1048575..1048575");
+  EXPECT_ERR(role("tma full bytes = 100"), 6, 20, "TMA size 100 is not a multiple of 16 bytes");
+  EXPECT_ERR(role("tma ab bytes = 8"), 6, 18, "TMA size 8 is not a multiple of 16 bytes");
+  EXPECT_ERR(role("tma ab bytes = 0"), 6, 18, "TMA size must be positive, got 0");
+  EXPECT_ERR(role("store bytes = 24"), 6, 17, "bulk store size 24 is not a multiple of 16 bytes");
+  EXPECT_ERR(std::string(kHeader) + "pipeline p : tma -> threads, stages = 2, tx = 1 << 20\n", 5, 47,
+             "tx must be in 1..1048575, got 1048576");
+}
+
+TEST(ParserRanges, LaunchShape) {
+  auto launch = [](std::string_view l) { return std::string("kernel k on sm_90a\n") + std::string(l) + "\n"; };
+  EXPECT_ERR(launch("launch ctas = 32, cluster = 32, threads = 128"), 2, 29, "cluster size must be in 1..16, got 32");
+  EXPECT_ERR(launch("launch ctas = 32, cluster = 0, threads = 128"), 2, 29, "cluster size must be in 1..16, got 0");
+  EXPECT_ERR(launch("launch ctas = 130, cluster = 4, threads = 128"), 2, 15, "ctas = 130 is not divisible by cluster = 4");
+  EXPECT_ERR(launch("launch ctas = 4, threads = 100"), 2, 28, "threads = 100 is not a positive multiple of 32");
+  EXPECT_ERR(launch("launch ctas = 4, threads = 2048"), 2, 28, "threads = 2048 exceeds the limit of 1024 per CTA");
+  EXPECT_ERR(launch("launch ctas = 4"), 2, 1, "missing operand 'threads' for 'launch'");
+  EXPECT_ERR(launch("launch ctas = 4, threads = 32, cta = 1"), 2, 32, "unknown operand 'cta' for 'launch'; did you mean 'ctas'?");
+  EXPECT_ERR("kernel k on sm_120a\nlaunch ctas = 4, cluster = 2, threads = 128\n", 2, 28,
+             "sm_120a does not support clusters (cluster = 2)");
+}
+
+TEST(ParserRanges, RoleWarps) {
+  auto roles = [](std::string_view r) {
+    return std::string("kernel k on sm_90a\nlaunch ctas = 1, threads = 384\n") + std::string(r);
+  };
+  EXPECT_ERR(roles("role a warps 4..12:\n  compute 1 ns\n"), 3, 17, "warp 12 is outside the CTA: threads = 384 gives warps 0..11");
+  EXPECT_ERR(roles("role a warps 5..4:\n  compute 1 ns\n"), 3, 14,
+             "empty warp range 5..4 (the range is inclusive: first..last)");
+  Err e = err(roles("role a warps 0..4:\n  compute 1 ns\nrole b warps 4..11:\n  compute 1 ns\n"));
+  EXPECT_EQ(e.msg, "role 'b' (warps 4..11) overlaps role 'a' (warps 0..4)");
+  EXPECT_EQ(e.line, 5u);
+  EXPECT_EQ(e.col, 14u);
+  EXPECT_NE(e.rendered.find("  note: role 'a' is declared at line 3\n"), std::string::npos);
+  EXPECT_ERR(roles("role a:\n  compute 1 ns\n"), 3, 7, "expected 'warp N' or 'warps A..B' after the role name, found ':'");
+}
+
+TEST(ParserRanges, BarriersAndIndices) {
+  EXPECT_ERR(std::string(kHeader) + "barrier b[0]\n", 5, 11, "barrier array size must be at least 1, got 0");
+  EXPECT_ERR(role("wait full[4] parity = 0"), 6, 13, "index 4 is outside 'full' (4 elements: 0..3)");
+  EXPECT_ERR(role("wait ab.empty[-1] parity = 0"), 6, 17, "index -1 is outside 'ab.empty' (2 elements: 0..1)");
+  EXPECT_ERR(role("wait full parity = 2"), 6, 22, "parity must be 0 or 1, got 2");
+  EXPECT_ERR(role("arrive full cta = 2"), 6, 21, "cluster rank 2 is outside the cluster of 2 (ranks 0..1)");
+  EXPECT_ERR(role("tma full bytes = 16 multicast = 0b100"), 6, 35,
+             "multicast mask 0x4 names a rank outside the cluster of 2 (ranks 0..1)");
+  EXPECT_ERR(std::string(kHeader) + "barrier huge[30000]\n", 5, 9,
+             "the mbarriers need 240064 bytes of shared memory, more than sm_90a's 232448 per block");
+}
+
+TEST(ParserRanges, NamedBarriers) {
+  EXPECT_ERR(role("bar_sync 16 threads = 64"), 6, 12, "named barrier id must be in 0..15, got 16");
+  EXPECT_ERR(role("bar_sync 1 threads = 48"), 6, 24, "thread count 48 is not a multiple of 32");
+  EXPECT_ERR(role("bar_arrive 1 threads = 512"), 6, 26, "thread count 512 exceeds the CTA's 256 threads");
+  EXPECT_ERR(role("wait_group 64"), 6, 14, "wait_group count must be in 0..63, got 64");
+}
+
+TEST(ParserRanges, PipelineDeclarations) {
+  const std::string h = "kernel k on sm_90a\nlaunch ctas = 2, cluster = 2, threads = 128\n";
+  EXPECT_ERR(h + "pipeline p : tma -> threads, stages = 2, tx = 16, multicast = 1 << cluster_rank\n", 3, 63,
+             "multicast of a pipeline must be constant for its barrier count");
+  EXPECT_ERR(h + "pipeline p : tma -> threads, tx = 16\n", 3, 10, "missing option 'stages' for pipeline 'p'");
+  EXPECT_ERR(h + "pipeline p : tma -> threads, stages = 2\n", 3, 10, "missing option 'tx' for pipeline 'p' (bytes per stage)");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 2, tx = 16\n", 3, 41, "'tx' is only for 'tma -> threads' pipelines");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stage = 2\n", 3, 29, "unknown pipeline option 'stage'; did you mean 'stages'?");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 2, stages = 3\n", 3, 41, "repeated option 'stages'");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 0\n", 3, 38, "stages must be in 1..65536, got 0");
+  EXPECT_ERR(h + "pipeline p : tma -> warps, stages = 1\n", 3, 14,
+             "expected a pipeline kind ('tma -> threads', 'threads -> threads', 'PipelineTmaAsync' or "
+             "'PipelineAsync'), found 'tma'");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, consumers = 2 lanes\n", 3, 55,
+             "expected a unit ('threads', 'warps' or 'warpgroups'), found 'lanes'");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, producers = 48 threads\n", 3, 53,
+             "48 threads is neither one elected thread (1) nor a multiple of 32");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, consumers = 0 warps\n", 3, 53,
+             "consumers must be in 1..1048575, got 0");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, multicast = 3\n", 3, 41,
+             "'multicast' is only for 'tma -> threads' pipelines");
+  EXPECT_ERR(h + "pipeline p : tma -> threads, stages = 1, tx = 16, multicast = 0\n", 3, 63,
+             "multicast mask must name at least one CTA, got 0");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, tail = cutlass-4.7\n", 3, 48,
+             "unknown tail 'cutlass-4.7'; expected 'cutlass-4.5', 'cutlass-4.6' or 'none'");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, producer_phase = 2\n", 3, 58, "producer_phase must be in 0..1, got 2");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, state = Simple\n", 3, 49,
+             "expected 'PipelineState' or 'PipelineStateSimple', found 'Simple'");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1\nrole r warp 0:\n  tma p\n", 5, 7,
+             "'tma p' needs a 'tma -> threads' pipeline; 'p' is 'threads -> threads'");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 2\nrole r warp 0:\n  p.state producer index = 2\n", 5, 28,
+             "pipeline state index must be in 0..1, got 2");
+}
+
+// ------------------------------------------------------------------ rendering
+
+TEST(ParserRender, CaretSpansTheToken) {
+  Err e = err(role("abb.producer_acquire"));
+  EXPECT_EQ(e.rendered,
+            "t.pipe:6:3: error: unknown pipeline 'abb'; did you mean 'ab'?\n"
+            "    abb.producer_acquire\n"
+            "    ^~~\n");
+}
+
+TEST(ParserRender, CaretSpansTheExpressionAndNote) {
+  Err e = err(std::string(kHeader) + "role a warps 0..3:\n  compute 1 ns\nrole b warps 2 + 1..7:\n  compute 1 ns\n");
+  EXPECT_EQ(e.rendered,
+            "t.pipe:7:14: error: role 'b' (warps 3..7) overlaps role 'a' (warps 0..3)\n"
+            "  role b warps 2 + 1..7:\n"
+            "               ^~~~~~~~\n"
+            "  note: role 'a' is declared at line 5\n");
+}
+
+TEST(ParserRender, RenderDiagnosticDirectly) {
+  std::vector<std::string> lines{"first", "  wait x\tparity = 1"};
+  EXPECT_EQ(render_diagnostic("f.pipe", lines, {2, 10}, "warning", "odd", "see here", 6),
+            "f.pipe:2:10: warning: odd\n"
+            "    wait x\tparity = 1\n"
+            "          \t^~~~~~\n"
+            "  note: see here\n");
+  EXPECT_EQ(render_diagnostic("f.pipe", lines, {}, "error", "no place"), "f.pipe: error: no place\n");
+  EXPECT_EQ(render_diagnostic("f.pipe", lines, {9, 1}, "error", "past the end"), "f.pipe:9:1: error: past the end\n");
+  // A caret at the end of a line (an "expected ..., found end of line") stays one column wide.
+  EXPECT_EQ(render_diagnostic("f.pipe", lines, {1, 6}, "error", "eol", {}, 4), "f.pipe:1:6: error: eol\n  first\n       ^\n");
+}
+
+TEST(ParserRender, ControlCharactersAreShownSafely) {
+  Err e = err(std::string("let A = 3\x01\n"));
+  EXPECT_EQ(e.rendered,
+            "t.pipe:1:10: error: unexpected character byte 0x01\n"
+            "  let A = 3?\n"
+            "           ^\n");
+}
+
+// ------------------------------------------------------------------ robustness
+
+TEST(ParserRobust, DeepNestingIsAnError) {
+  std::string deep(kHeader);
+  deep += "role r warp 0:\n";
+  for (int i = 0; i < 200; ++i) deep += std::string(static_cast<size_t>(2 * (i + 1)), ' ') + "if 1:\n";
+  deep += std::string(402, ' ') + "compute 1 ns\n";
+  Err e = err(deep);
+  EXPECT_EQ(e.msg, "blocks nested too deeply (more than 32 levels)");
+  EXPECT_EQ(e.line, 37u);
+
+  Err p = err("let A = " + std::string(100000, '(') + "1" + std::string(100000, ')') + "\n");
+  EXPECT_EQ(p.msg, "expression nested too deeply (more than 128 levels)");
+  Err u = err("let A = " + std::string(100000, '-') + "1\n");
+  EXPECT_EQ(u.msg, "expression nested too deeply (more than 128 levels)");
+}
+
+TEST(ParserRobust, JunkNeverCrashes) {
+  std::mt19937 rng(12345);
+  const std::string base(kDocExample);
+  int errors = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string text = base;
+    const int edits = 1 + static_cast<int>(rng() % 8);
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = rng() % (text.size() + 1);
+      switch (rng() % 4) {
+        case 0: text.insert(at, 1, static_cast<char>(rng() % 256)); break;
+        case 1: if (at < text.size()) text.erase(at, 1 + rng() % 20); break;
+        case 2: text.insert(at, std::string(1 + rng() % 4, " :.\n#\t=[]-("[rng() % 12])); break;
+        default: if (at < text.size()) text[at] = "0123456789abz_ ."[rng() % 16]; break;
+      }
+    }
+    try {
+      parse(text);
+    } catch (const ParseError& pe) {
+      ++errors;
+      ASSERT_FALSE(pe.message.empty());
+      ASSERT_EQ(std::string(pe.what()).rfind("t.pipe", 0), 0u);
+    }
+  }
+  EXPECT_GT(errors, 1000);
+  std::string junk;
+  for (int i = 0; i < 4096; ++i) junk += static_cast<char>(rng() % 256);
+  EXPECT_THROW(parse(junk), ParseError);
+  EXPECT_THROW(parse(std::string(1000, '\n')), ParseError);
+  EXPECT_THROW(parse(std::string("\0\0\0", 3)), ParseError);
+}
+
+}  // namespace
+}  // namespace pipesim::verify

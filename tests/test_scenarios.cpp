@@ -1,0 +1,388 @@
+// Golden tests on the shipped scenarios (scenarios/): every file's verdict matches its `expect`;
+// for each bug pair of ../shared/spec/bug-catalog.md, the key lines of the report explain the bug
+// (which barrier, which role and warps, which cycle or rule); determinism across seeds.
+//
+// Line numbers are not hard-coded: they are looked up in the scenario text by a marker, so that
+// editing a header comment does not break the tests.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "verify/check.hpp"
+
+namespace pipesim::verify {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kScenarios = fs::path(PIPESIM_SOURCE_DIR) / "scenarios";
+
+std::vector<std::string> all_scenarios() {
+  std::vector<std::string> out;
+  if (!fs::exists(kScenarios)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(kScenarios))
+    if (e.is_regular_file() && e.path().extension() == ".scn") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string rel(const std::string& path) { return fs::relative(path, kScenarios).generic_string(); }
+
+std::string scn(const std::string& relpath) { return (kScenarios / relpath).string(); }
+
+CheckResult check(const std::string& relpath, std::vector<Define> defines = {}, uint64_t seed = 1,
+                  double jitter = 0.0) {
+  CheckOptions o;
+  o.defines = std::move(defines);
+  o.run.seed = seed;
+  o.run.jitter = jitter;
+  return check_file(scn(relpath), o);
+}
+
+// 1-based number of the first line of the scenario containing `marker`.
+int line_of(const std::string& relpath, const std::string& marker) {
+  std::ifstream in(scn(relpath));
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (line.find(marker) != std::string::npos) return n;
+  ADD_FAILURE() << relpath << ": no line contains " << marker;
+  return -1;
+}
+
+// "scenarios/.../x.scn:LINE:" as the report prints a site.
+std::string site(const std::string& relpath, const std::string& marker) {
+  return scn(relpath) + ":" + std::to_string(line_of(relpath, marker)) + ":";
+}
+
+bool has(const std::string& report, const std::string& text) { return report.find(text) != std::string::npos; }
+
+#define EXPECT_REPORT_HAS(r, text) EXPECT_TRUE(has((r).report, text)) << "missing: " << (text) << "\n--- report:\n" << (r).report
+#define EXPECT_REPORT_LACKS(r, text) EXPECT_FALSE(has((r).report, text)) << "unexpected: " << (text) << "\n--- report:\n" << (r).report
+
+// The (cta, warp) pairs blocked at the end of a run.
+std::set<std::pair<int, int>> blocked(const CheckResult& r) {
+  std::set<std::pair<int, int>> s;
+  for (const sim::WarpEnd& w : r.result.warps)
+    if (w.status == sim::WarpStatus::Blocked) s.insert({w.cta, w.warp});
+  return s;
+}
+
+std::set<std::pair<int, int>> range(int cta_lo, int cta_hi, int warp_lo, int warp_hi) {
+  std::set<std::pair<int, int>> s;
+  for (int c = cta_lo; c <= cta_hi; ++c)
+    for (int w = warp_lo; w <= warp_hi; ++w) s.insert({c, w});
+  return s;
+}
+
+// ------------------------------------------------------------------ every scenario
+class EveryScenario : public testing::TestWithParam<std::string> {};
+
+TEST_P(EveryScenario, VerdictMatchesExpect) {
+  const CheckResult r = check_file(GetParam(), {});
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  ASSERT_TRUE(r.kernel.expect.has_value()) << GetParam() << " has no expect line";
+  EXPECT_EQ(r.result.verdict, r.kernel.expect->verdict) << r.report;
+  EXPECT_TRUE(r.matches_expect) << r.report;
+}
+
+TEST_P(EveryScenario, VerdictIsTheSameUnderJitter) {
+  const CheckResult base = check_file(GetParam(), {});
+  ASSERT_FALSE(base.bad_input) << base.diagnostic;
+  for (uint64_t seed : {2, 3, 7, 11}) {
+    CheckOptions o;
+    o.run.seed = seed;
+    o.run.jitter = 0.2;
+    const CheckResult r = check_file(GetParam(), o);
+    ASSERT_FALSE(r.bad_input) << r.diagnostic;
+    EXPECT_EQ(r.result.verdict, base.result.verdict) << "seed " << seed << "\n" << r.report;
+    if (!r.result.findings.empty() && !base.result.findings.empty()) {
+      EXPECT_EQ(r.result.findings.front().kind, base.result.findings.front().kind) << "seed " << seed;
+    }
+  }
+}
+
+TEST_P(EveryScenario, SameSeedGivesIdenticalReport) {
+  CheckOptions o;
+  o.run.seed = 42;
+  o.run.jitter = 0.1;
+  const CheckResult a = check_file(GetParam(), o);
+  const CheckResult b = check_file(GetParam(), o);
+  ASSERT_FALSE(a.bad_input) << a.diagnostic;
+  EXPECT_EQ(a.report, b.report);
+  EXPECT_EQ(a.result.events, b.result.events);
+  EXPECT_EQ(a.result.end_ns, b.result.end_ns);
+}
+
+std::string test_name(const testing::TestParamInfo<std::string>& info) {
+  std::string n = rel(info.param);
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, EveryScenario, testing::ValuesIn(all_scenarios()), test_name);
+
+TEST(ShippedScenarios, EveryRequiredFileIsThere) {
+  std::set<std::string> have;
+  for (const std::string& p : all_scenarios()) have.insert(rel(p));
+  for (const char* f : {"hopper/ws_gemm.scn", "probes/p00_fresh_parity1_passes.scn",
+                        "probes/p13_two_copies_one_barrier_completes.scn",
+                        "probes/u1_arrive_while_bytes_outstanding.scn", "probes/u4b_standalone_expect_tx_completes.scn",
+                        "probes/m1_multicast_full_size_to_each_cta.scn", "probes/m2_remote_arrives_complete.scn"})
+    EXPECT_TRUE(have.count(f)) << f;
+  // h100-probes.md rows 0..11, 13 and U1..U4b, M1, M2: one file each.
+  int probes = 0;
+  for (const std::string& f : have) probes += f.rfind("probes/", 0) == 0;
+  EXPECT_EQ(probes, 13 + 5 + 2);
+  for (const char* n : {"01", "03", "04", "11", "13", "14", "15"}) {
+    int broken = 0, fixed = 0;
+    for (const std::string& f : have) {
+      if (f.rfind(std::string("bugs/") + n + "_", 0) != 0) continue;
+      broken += f.ends_with("_broken.scn");
+      fixed += f.ends_with("_fixed.scn");
+    }
+    EXPECT_EQ(broken, 1) << "bug " << n;
+    EXPECT_EQ(fixed, 1) << "bug " << n;
+  }
+}
+
+// ------------------------------------------------------------------ probes: key lines
+TEST(GoldenProbes, U1FaultNamesTheRuleAndTheArrive) {
+  const std::string f = "probes/u1_arrive_while_bytes_outstanding.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Error);
+  ASSERT_FALSE(r.result.findings.empty());
+  EXPECT_EQ(r.result.findings.front().kind, "pending_underflow");
+  EXPECT_EQ(r.kernel.sites.at(r.result.findings.front().site).loc.line,
+            static_cast<uint32_t>(line_of(f, "arrive bar  ")));
+  EXPECT_REPORT_HAS(r, site(f, "arrive bar  ") );
+  EXPECT_REPORT_HAS(r, "[pending_underflow]");
+  EXPECT_REPORT_HAS(r, "pending 0 of 1, tx 256");  // the state the arrival hit
+}
+
+TEST(GoldenProbes, U2FaultNamesTheCount) {
+  const std::string f = "probes/u2_arrive_count_beyond_pending.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Error);
+  EXPECT_REPORT_HAS(r, site(f, "arrive bar count = 3"));
+  EXPECT_REPORT_HAS(r, "[pending_underflow] arrive count 3");
+}
+
+TEST(GoldenProbes, Row10HangSaysBytesAreMissing) {
+  const std::string f = "probes/p10_expect_more_than_delivered_hangs.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang);
+  EXPECT_REPORT_HAS(r, site(f, "wait bar parity = 0"));
+  EXPECT_REPORT_HAS(r, "waits on bar[0] parity 0");
+  EXPECT_REPORT_HAS(r, "pending 0 of 1, tx 128");
+  EXPECT_REPORT_HAS(r, "could unblock: nobody");
+}
+
+TEST(GoldenProbes, Row11HangSaysTxIsStuckNegative) {
+  const CheckResult r = check("probes/p11_expect_less_than_delivered_hangs.scn");
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang);
+  EXPECT_REPORT_HAS(r, "pending 0 of 1, tx -128");
+  EXPECT_REPORT_HAS(r, "more byte(s) landed than were expected");
+}
+
+// ------------------------------------------------------------------ hopper GEMM
+TEST(GoldenHopper, WsGemmRunsCleanWithoutFindings) {
+  const CheckResult r = check("hopper/ws_gemm.scn");
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  EXPECT_EQ(r.result.verdict, sim::Verdict::Ok);
+  EXPECT_TRUE(r.result.findings.empty()) << r.report;
+  EXPECT_EQ(r.kernel.launch.ctas, 132);
+  EXPECT_EQ(r.kernel.launch.cluster, 2);
+  EXPECT_GT(r.result.end_ns, 0);
+  EXPECT_REPORT_HAS(r, "predicted duration");
+}
+
+TEST(GoldenHopper, WsGemmOtherSizesPass) {
+  for (auto defs : std::vector<std::vector<Define>>{{{"M", 256}, {"N", 256}},   // fewer tiles than SMs
+                                                    {{"K", 128}},               // K_TILES < STAGES
+                                                    {{"M", 4096}, {"K", 256}}}) {
+    const CheckResult r = check("hopper/ws_gemm.scn", defs);
+    ASSERT_FALSE(r.bad_input) << r.diagnostic;
+    EXPECT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
+  }
+}
+
+// ------------------------------------------------------------------ bug 1
+TEST(GoldenBugs, B01ProducerPhaseZero) {
+  const std::string f = "bugs/01_producer_phase_zero_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+  // The producer of every CTA waits on the first empty barrier at parity 0, which is fresh.
+  EXPECT_REPORT_HAS(r, site(f, "ab.producer_acquire") + "7: warp 0 in CTAs 0-3 (producer) waits on ab.empty[0] parity 0");
+  EXPECT_REPORT_HAS(r, "barrier: phase 0 (parity 0), pending 2 of 2, tx 0");
+  EXPECT_REPORT_HAS(r, "producer pipeline state the scenario overrides");
+  // The consumers wait on the first full barrier, which only the producer can fill.
+  EXPECT_REPORT_HAS(r, "warp 4 in CTAs 0-3 (consumer) waits on ab.full[0] parity 0");
+  EXPECT_REPORT_HAS(r, "deadlock cycle: warp 0 (producer) waits on ab.empty[0] parity 0 at line " +
+                           std::to_string(line_of(f, "ab.producer_acquire")));
+  std::set<std::pair<int, int>> want = range(0, 3, 4, 11);
+  for (int c = 0; c < 4; ++c) want.insert({c, 0});
+  EXPECT_EQ(blocked(r), want);
+}
+
+// ------------------------------------------------------------------ bug 3
+TEST(GoldenBugs, B03TxBytesMismatch) {
+  const std::string f = "bugs/03_tx_bytes_mismatch_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+  EXPECT_REPORT_HAS(r, site(f, "ab.consumer_wait") + "7: warp 4 in CTAs 0,2 (consumer) waits on ab.full[0]");
+  EXPECT_REPORT_HAS(r, "warp 4 in CTAs 1,3 (consumer) waits on ab.full[0]");
+  // All arrivals are in; the bytes overshot what was expected and tx is stuck below zero.
+  EXPECT_REPORT_HAS(r, "pending 0 of 1, tx -");
+  EXPECT_REPORT_HAS(r, "more byte(s) landed than were expected");
+  EXPECT_REPORT_HAS(r, "bytes overshoot the expect_tx");
+  // The peer CTA's multicast is named as a source of bytes for this barrier.
+  EXPECT_REPORT_HAS(r, "warp 0 (producer) of cluster rank 1 would arrive at line " +
+                           std::to_string(line_of(f, "B_BYTES / 2 multicast")) + " (tma ab)");
+  EXPECT_REPORT_HAS(r, "warp 0 in CTAs 0,2 (producer) waits on ab.empty[0]");
+  // The tx left on every stuck full barrier is a whole multiple of the missing 8 KiB.
+  for (size_t s = 0; s < r.result.barriers.size(); ++s)
+    for (const sim::BarrierState& b : r.result.barriers[s])
+      if (b.tx != 0) {
+        EXPECT_EQ(b.tx % 8192, 0) << "CTA " << s << " tx " << b.tx;
+      }
+  // With the right tx the same kernel passes.
+  EXPECT_EQ(check(f, {{"TX", 32768}}).result.verdict, sim::Verdict::Ok);
+}
+
+// ------------------------------------------------------------------ bug 4
+TEST(GoldenBugs, B04RingWrapConstantParity) {
+  const std::string f = "bugs/04_ring_wrap_phase_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+  const std::string w = site(f, "parity = 0          # bug");
+  // The consumers wait for parity 0 on a barrier that has completed two phases: parity 0 now names
+  // phase 2, which needs a refill that needs a release they never give.
+  EXPECT_REPORT_HAS(r, w + "5: warp 4 in CTA 0 (consumer) waits on ab.full[0] parity 0");
+  EXPECT_REPORT_HAS(r, "barrier: phase 2 (parity 0), pending 1 of 1, tx 0");
+  EXPECT_REPORT_HAS(r, "warp 0 in CTA 0 (producer) waits on ab.empty[0] parity 1");
+  EXPECT_REPORT_HAS(r, "deadlock cycle: warp 0 (producer) waits on ab.empty[0] parity 1");
+  EXPECT_REPORT_HAS(r, "but it waits on ab.full[0] parity 0 at line " + std::to_string(line_of(f, "parity = 0          # bug")));
+  // Fine while the ring does not wrap, hangs as soon as it does.
+  EXPECT_EQ(check(f, {{"K_TILES", 2}}).result.verdict, sim::Verdict::Ok);
+  EXPECT_EQ(check(f, {{"K_TILES", 4}}).result.verdict, sim::Verdict::Ok);
+  EXPECT_EQ(check(f, {{"K_TILES", 5}}).result.verdict, sim::Verdict::Hang);
+  // The fixed form passes at every length.
+  for (int64_t k : {2, 4, 5, 16, 33})
+    EXPECT_EQ(check("bugs/04_ring_wrap_phase_fixed.scn", {{"K_TILES", k}}).result.verdict, sim::Verdict::Ok) << k;
+}
+
+// ------------------------------------------------------------------ bug 11
+TEST(GoldenBugs, B11ZeroTileCta) {
+  const std::string f = "bugs/11_zero_tile_cta_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+  // Exactly the consumer warps of the CTAs that got no tile (128 tiles, 132 CTAs) are stuck.
+  EXPECT_EQ(blocked(r), range(128, 131, 4, 11));
+  EXPECT_REPORT_HAS(r, site(f, "wait scales parity = 0") + "3: warp 4 in CTAs 128-131 (consumer) waits on scales[0] parity 0");
+  EXPECT_REPORT_HAS(r, "barrier: phase 0 (parity 0), pending 1 of 1, tx 0");
+  EXPECT_REPORT_HAS(r, "could unblock: nobody");
+  EXPECT_REPORT_HAS(r, "no live warp of the cluster will arrive on scales[0] again");
+  EXPECT_REPORT_HAS(r, "skipped (zero-trip loop or untaken branch)");
+  EXPECT_REPORT_HAS(r, "line " + std::to_string(line_of(f, "arrive_expect_tx scales")) + " (arrive_expect_tx) in role producer");
+  // A grid sized to the tile count does not hang: the zero-tile CTAs are the cause.
+  EXPECT_EQ(check(f, {{"SMS", 128}}).result.verdict, sim::Verdict::Ok);
+}
+
+// ------------------------------------------------------------------ bug 13
+TEST(GoldenBugs, B13PartialClusterSync) {
+  const std::string f = "bugs/13_partial_cluster_sync_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+  EXPECT_REPORT_HAS(r, site(f, "cluster_sync   ") + "5: warp 4 in CTAs 0,2 (consumer) waits on the cluster barrier");
+  // The warp that never arrives is named, and why it cannot: it waits on a release.
+  EXPECT_REPORT_HAS(r, "could unblock: warp 0 (producer) has not arrived on the cluster barrier (it must arrive or exit), "
+                       "but it is blocked at line " + std::to_string(line_of(f, "ab.producer_acquire")));
+  EXPECT_REPORT_HAS(r, "warp 0 in CTAs 0,2 (producer) waits on ab.empty[0]");
+  EXPECT_REPORT_HAS(r, "but it is blocked at line " + std::to_string(line_of(f, "cluster_sync   ")) + " (cluster_sync) on the cluster barrier");
+  EXPECT_REPORT_HAS(r, "deadlock cycle: warp 0 (producer) waits on ab.empty[0]");
+  EXPECT_REPORT_HAS(r, "waits on the cluster barrier at line " + std::to_string(line_of(f, "cluster_sync   ")) +
+                           " (cluster_sync); that needs warp 0 (producer) to arrive");
+  // With one tile per cluster the producer exits before anyone waits, and exited warps do not count.
+  EXPECT_EQ(check(f, {{"TILES", 2}}).result.verdict, sim::Verdict::Ok);
+}
+
+// ------------------------------------------------------------------ bug 14
+TEST(GoldenBugs, B14ZeroTripKLoop) {
+  const std::string f = "bugs/14_zero_trip_k_loop_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+  // Only the split with the empty K range (CTA 2) is stuck: its producer and all its math warps.
+  std::set<std::pair<int, int>> want = range(2, 2, 4, 11);
+  want.insert({2, 0});
+  EXPECT_EQ(blocked(r), want);
+  EXPECT_REPORT_HAS(r, site(f, "bar_sync 1 threads = 288                # wait until") +
+                           "3: warp 0 in CTA 2 (producer) waits on named barrier 1 (288 threads)");
+  EXPECT_REPORT_HAS(r, "32 of 288 threads have arrived");
+  EXPECT_REPORT_HAS(r, site(f, "ab.consumer_wait                        # bug") +
+                           "3: warp 4 in CTA 2 (consumer) waits on ab.full[0] parity 0");
+  EXPECT_REPORT_HAS(r, "warp 4 (consumer) would arrive at line " + std::to_string(line_of(f, "bar_sync 1 threads = 288                # mainloop")) +
+                           " (bar_sync), but it is blocked at line " + std::to_string(line_of(f, "ab.consumer_wait                        # bug")));
+  EXPECT_REPORT_HAS(r, "no live warp of the cluster will arrive on ab.full[0] again");
+  // Without an empty split the same code passes.
+  EXPECT_EQ(check(f, {{"SPLITS", 2}}).result.verdict, sim::Verdict::Ok);
+}
+
+// ------------------------------------------------------------------ bug 15
+TEST(GoldenBugs, B15NamedBarrierCount) {
+  const std::string f = "bugs/15_named_barrier_count_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+  EXPECT_REPORT_HAS(r, site(f, "bar_sync 1 threads = EPI_THREADS") + "5: warp 4 in CTAs 0-3 (consumer) waits on named barrier 1 (384 threads)");
+  EXPECT_REPORT_HAS(r, "256 of 384 threads have arrived");
+  EXPECT_REPORT_HAS(r, "warp 0 in CTAs 0-3 (producer) waits on ab.empty[0]");
+  EXPECT_EQ(check(f, {{"EPI_THREADS", 256}}).result.verdict, sim::Verdict::Ok);
+}
+
+// A warp blocked in bar.sync / barrier.cluster.wait has already arrived for the current phase; its
+// next arrival belongs to a later phase and cannot complete this one. The explanation must not offer
+// it (or its equally blocked peers) as the way out, nor call its own later arrival a deadlock cycle:
+// the missing arrivals are the producer warps (13) or threads no warp provides (15).
+TEST(GoldenExplain, WarpsAlreadyArrivedAtANamedBarrierAreNotItsUnblockers) {
+  const std::string f = "bugs/15_named_barrier_count_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang);
+  const std::string line = std::to_string(line_of(f, "bar_sync 1 threads = EPI_THREADS"));
+  EXPECT_REPORT_LACKS(r, "this warp itself would arrive");
+  EXPECT_REPORT_LACKS(r, "that needs warp 4 (consumer) to reach line " + line + " (bar_sync), which is the wait it is stuck in");
+}
+
+TEST(GoldenExplain, WarpsAlreadyArrivedAtTheClusterBarrierAreNotItsUnblockers) {
+  const std::string f = "bugs/13_partial_cluster_sync_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang);
+  const std::string line = std::to_string(line_of(f, "cluster_sync   "));
+  EXPECT_REPORT_LACKS(r, "this warp itself would arrive");
+  EXPECT_REPORT_LACKS(r, "warp 5 (consumer) would arrive at line " + line + " (cluster_sync), but it is blocked at line " + line);
+}
+
+// ------------------------------------------------------------------ fixed forms
+TEST(GoldenBugs, FixedFormsPassWithoutFatalFindings) {
+  for (const char* f : {"bugs/01_producer_phase_zero_fixed.scn", "bugs/03_tx_bytes_mismatch_fixed.scn",
+                        "bugs/04_ring_wrap_phase_fixed.scn", "bugs/11_zero_tile_cta_fixed.scn",
+                        "bugs/13_partial_cluster_sync_fixed.scn", "bugs/14_zero_trip_k_loop_fixed.scn",
+                        "bugs/15_named_barrier_count_fixed.scn"}) {
+    const CheckResult r = check(f);
+    ASSERT_FALSE(r.bad_input) << r.diagnostic;
+    EXPECT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
+    for (const sim::Finding& x : r.result.findings) EXPECT_FALSE(x.fatal) << f << ": " << x.message;
+    EXPECT_TRUE(std::none_of(r.result.warps.begin(), r.result.warps.end(),
+                             [](const sim::WarpEnd& w) { return w.status == sim::WarpStatus::Blocked; }))
+        << f;
+  }
+}
+
+}  // namespace
+}  // namespace pipesim::verify

@@ -1,0 +1,204 @@
+#include "verify/budget_command.hpp"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pipesim::verify {
+namespace {
+
+// The flags, in the order they are applied (formats before the scale overrides).
+constexpr const char* kKeys[] = {
+    "arch",        "tile",         "cluster",         "cta-group",        "ab",         "a",
+    "b",           "c",            "sf",              "sf-vec",           "lora-rank",  "lora-stages",
+    "lora-dtype",  "epilogue",     "epilogue-stages", "epilogue-vectors", "ab-stages",  "acc-stages",
+    "occupancy",   "solver",       "threads",         "regs",             "setmaxnreg", "tmem-alloc",
+};
+
+constexpr const char* kHelp[] = {
+    "architecture: sm_100a, sm_103a (sm_90a, sm_120a are rejected: no tcgen05)",
+    "MMA tile MxN or MxNxK (M of the CTA pair under cta_group 2; K default: 4 MMA instructions)",
+    "cluster shape M or MxN",
+    "1, 2 or auto (2 when tile M is 256)",
+    "A and B format: nvfp4, mxfp4, mxf6, mxf8, f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1",
+    "A format (overrides --ab)",
+    "B format (overrides --ab)",
+    "output type: f32, f16, bf16, e4m3, e5m2",
+    "scale-factor type: e4m3 (ue4m3), ue8m0, none",
+    "elements per scale factor: 16 or 32",
+    "LoRA rank R (0: none)",
+    "LoRA pipeline stages",
+    "LoRA operand type: f16 or bf16",
+    "tma (C staged in shared memory) or none",
+    "epilogue (C) stages: auto or N",
+    "per-column epilogue vectors in the C type (seed 001: wcscale and bias = 2)",
+    "A/B stages: auto (solver) or N (fixed by the kernel)",
+    "accumulator stages: auto (CUTLASS: 1 if N = 256 else 2) or N",
+    "CTAs per SM the configuration targets",
+    "stage solver: auto (seed when LoRA or vectors are present), cutlass, seed",
+    "threads per CTA",
+    "registers per thread at launch (0: unknown)",
+    "setmaxnreg per warpgroup, e.g. 40,232",
+    "TMEM allocation: auto, max (all columns) or pow2",
+};
+
+struct State {
+  std::vector<std::string> values = std::vector<std::string>(std::size(kKeys));
+  std::vector<std::string> hand;
+  std::string file;
+  bool json = false;
+};
+
+std::string severity_name(model::Severity s) {
+  switch (s) {
+    case model::Severity::note: return "note";
+    case model::Severity::warning: return "warning";
+    case model::Severity::error: return "error";
+  }
+  return "?";
+}
+
+int run(const State& st, CLI::App* cmd) {
+  model::GemmConfig cfg;
+  std::vector<std::string> errors;
+  for (size_t i = 0; i < std::size(kKeys); ++i) {
+    if (cmd->count(std::string("--") + kKeys[i]) == 0) continue;
+    std::string e = model::set_config_field(cfg, kKeys[i], st.values[i]);
+    if (!e.empty()) errors.push_back(std::move(e));
+  }
+  for (const std::string& h : st.hand) {
+    std::string e = model::set_config_field(cfg, "hand", h);
+    if (!e.empty()) errors.push_back(std::move(e));
+  }
+  if (!st.file.empty())
+    errors.push_back("budget FILE: scenario budgets are not wired yet; use the flags (docs/budget.md)");
+  if (!errors.empty()) {
+    if (st.json) {
+      nlohmann::json j{{"ok", false}, {"exit_code", 2}, {"errors", errors}};
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      for (const std::string& e : errors) std::fprintf(stderr, "pipesim budget: error: %s\n", e.c_str());
+    }
+    return 2;
+  }
+  const model::BudgetReport r = model::check_budget(cfg);
+  if (st.json)
+    std::printf("%s\n", budget_to_json(r).dump(2).c_str());
+  else
+    std::fputs(model::format_report(r).c_str(), stdout);
+  return r.exit_code();
+}
+
+}  // namespace
+
+nlohmann::json budget_to_json(const model::BudgetReport& r) {
+  using nlohmann::json;
+  const model::GemmConfig& c = r.config;
+  json j;
+  j["exit_code"] = r.exit_code();
+  j["ok"] = r.exit_code() == 0;
+  j["valid"] = r.valid;
+  j["bad_input"] = r.bad_input;
+  j["arch"] = r.arch_name;
+  if (!r.arch_note.empty()) j["arch_uncertain"] = r.arch_note;
+  json findings = json::array();
+  for (const model::Finding& f : r.findings)
+    findings.push_back({{"severity", severity_name(f.severity)}, {"message", f.message}});
+  j["findings"] = findings;
+  if (!r.valid) return j;
+  j["config"] = {
+      {"tile", {c.mma_m, c.mma_n, c.tile_k}},
+      {"cluster", {c.cluster_m, c.cluster_n}},
+      {"cta_group", c.cta_group},
+      {"a", model::dtype_name(c.a.data)},
+      {"b", model::dtype_name(c.b.data)},
+      {"c", model::dtype_name(c.c)},
+      {"sf", r.sf ? json(model::dtype_name(*r.sf)) : json(nullptr)},
+      {"sf_vec", r.sf_vec},
+      {"mma_kind", model::mma_kind_name(r.mma.kind)},
+      {"lora_rank", c.lora_rank},
+      {"occupancy", c.occupancy},
+      {"solver", c.solver == model::GemmConfig::Solver::seed ? "seed" : "cutlass"},
+  };
+  j["stages"] = {{"num_ab_stage", r.num_ab_stage},
+                 {"num_c_stage", r.num_c_stage},
+                 {"num_acc_stage", r.num_acc_stage},
+                 {"num_lora_stage", r.num_lora_stage}};
+  j["solver"] = {{"capacity", r.solver_capacity},
+                 {"capacity_after_extra", r.solved.capacity_for_solver},
+                 {"derived", {{"ok", r.solved.ok},
+                              {"num_ab_stage", r.solved.num_ab_stage},
+                              {"num_c_stage", r.solved.num_c_stage},
+                              {"error", r.solved.error}}}};
+  if (r.solved_hand)
+    j["solver"]["hand_written"] = {{"ok", r.solved_hand->ok},
+                                   {"num_ab_stage", r.solved_hand->num_ab_stage},
+                                   {"num_c_stage", r.solved_hand->num_c_stage},
+                                   {"error", r.solved_hand->error}};
+  json bufs = json::array();
+  for (const model::BufferLine& b : r.buffers)
+    bufs.push_back({{"name", b.name},
+                    {"derived_from", b.what},
+                    {"bytes_per_stage", b.bytes_per_stage},
+                    {"stages", b.stages},
+                    {"bytes", b.bytes},
+                    {"allocated", b.allocated}});
+  j["smem"] = {{"buffers", bufs},
+               {"total", r.total},
+               {"capacity", r.capacity},
+               {"headroom", r.headroom},
+               {"percent", r.percent},
+               {"device_capacity", r.device_capacity}};
+  json map = json::array();
+  for (const model::TmemRange& m : r.tmem_map)
+    map.push_back({{"name", m.name}, {"first", m.first}, {"columns", m.columns}});
+  j["tmem"] = {{"map", map},
+               {"accumulator", r.tmem.accumulator_total},
+               {"sfa", r.tmem.sfa},
+               {"sfb", r.tmem.sfb},
+               {"used", r.tmem.used},
+               {"pow2", r.tmem.pow2},
+               {"requested", r.tmem.requested},
+               {"capacity", r.cap.tmem_columns}};
+  j["registers"] = {{"threads", c.threads},
+                    {"regs_per_thread", c.regs_per_thread},
+                    {"regs_per_cta", r.regs.regs_per_cta},
+                    {"setmaxnreg", c.setmaxnreg},
+                    {"regs_after_setmaxnreg", r.regs.regs_after_setmaxnreg},
+                    {"max_regs_for_occupancy", r.regs.max_regs_for_occupancy}};
+  j["occupancy"] = {{"by_threads", r.occupancy.by_threads},
+                    {"by_blocks", r.occupancy.by_blocks},
+                    {"by_smem", r.occupancy.by_smem},
+                    {"by_regs", r.occupancy.by_regs},
+                    {"by_tmem", r.occupancy.by_tmem},
+                    {"achieved", r.occupancy.achieved}};
+  json mm = json::array();
+  for (const model::Mismatch& m : r.mismatches)
+    mm.push_back({{"operand", m.operand},
+                  {"hand", m.hand},
+                  {"derived", m.derived},
+                  {"ratio", m.ratio},
+                  {"causes", m.causes},
+                  {"message", m.message}});
+  j["mismatches"] = mm;
+  return j;
+}
+
+CLI::App* add_budget_command(CLI::App& app, std::function<int()>& action) {
+  CLI::App* cmd = app.add_subcommand(
+      "budget", "shared memory, TMEM, registers and stage counts of a GEMM configuration");
+  auto st = std::make_shared<State>();
+  for (size_t i = 0; i < std::size(kKeys); ++i)
+    cmd->add_option(std::string("--") + kKeys[i], st->values[i], kHelp[i]);
+  cmd->add_option("--hand", st->hand,
+                  "hand-written bytes per CTA and stage, NAME=BYTES[,...]; names A B SFA SFB C LA LU VEC AB LORA")
+      ->take_all();
+  cmd->add_flag("--json", st->json, "print the report as JSON");
+  cmd->add_option("file", st->file, "scenario file (not wired yet)");
+  cmd->callback([st, cmd, &action]() { action = [st, cmd]() { return run(*st, cmd); }; });
+  return cmd;
+}
+
+}  // namespace pipesim::verify
