@@ -6,7 +6,8 @@
 #   REPS=10 bench/run.sh --benchmark_filter=large
 #
 # Environment: PIPESIM_BENCH_BUILD (build directory, default build-bench), REPS (default 5),
-# JOBS (build parallelism, default nproc), CPU (core to pin to with taskset, default 0; "" = no pin).
+# JOBS (build parallelism, default nproc), CPU (core to pin to with taskset, default 0; "" = no pin),
+# BUILD_TYPE (default Release), CMAKE_ARGS (extra configure arguments, word-split).
 # Extra arguments go to bench_engine (Google Benchmark flags).
 set -euo pipefail
 
@@ -16,7 +17,9 @@ reps=${REPS:-5}
 jobs=${JOBS:-$(nproc)}
 cpu=${CPU-0}
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPIPESIM_CUDA=OFF -DPIPESIM_BENCH=ON >/dev/null
+# shellcheck disable=SC2086
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" -DPIPESIM_CUDA=OFF -DPIPESIM_BENCH=ON \
+  ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" --target bench_engine -j "$jobs" >/dev/null
 
 pin=()

@@ -8,10 +8,10 @@ namespace {
 constexpr int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-constexpr int64_t kDefaultStageABytes = 16384;
+constexpr int64_t kDefaultStageABytes = 32768;
 constexpr int kDefaultConsumerWarps = 16;
 constexpr int kDefaultMaxStages = 8;
-constexpr int64_t kMaxRowsPerCta = 4096;  // rowsum floats: 16 KiB at most
+constexpr int64_t kMaxRowsPerCta = 512;  // row sums: consumer warps x rows floats
 
 GemvPlan fail(std::string why) {
   GemvPlan p;
@@ -61,7 +61,7 @@ GemvPlan plan_gemv(const GemvShape& s, const Capacity& cap, const GemvHints& hin
   const int64_t cta_a_bytes = p.rows_per_cta * row_a_bytes;
   p.b_buffers = s.l > 1 ? 2 : 1;
   p.b_buffer_bytes = round_up(s.k * 2 + s.k / 16 * 4, 128);
-  const int64_t rowsum_bytes = round_up(p.rows_per_cta * 4, 128);
+  const int64_t rowsum_bytes = round_up(int64_t{p.consumer_warps} * p.rows_per_cta * 4, 128);
   const int max_stages = hints.max_stages > 0 ? hints.max_stages : kDefaultMaxStages;
 
   int64_t sa = hints.stage_a_bytes > 0 ? round_up(hints.stage_a_bytes, 512) : kDefaultStageABytes;

@@ -58,7 +58,7 @@ struct GemvPlan {
   int64_t off_ring = 0;         // S stages of stage_a_bytes + stage_sf_bytes, 128-byte aligned each
   int64_t stage_stride = 0;
   int64_t off_b = 0;            // b_buffers buffers of b_buffer_bytes (128-byte aligned)
-  int64_t off_rowsum = 0;       // rows_per_cta floats
+  int64_t off_rowsum = 0;       // consumer_warps x rows_per_cta floats (per-warp row sums)
   int64_t smem_bytes = 0;       // total dynamic shared memory, including 128 bytes of base alignment slack
 
   // Data the kernel moves from device memory (A + sfa + b + sfb read, c written).

@@ -37,6 +37,7 @@ struct Event {
   uint32_t from_warp;
   OpKind op;        // RemoteOp: which operation
   int64_t value;
+  int64_t phase = 0;  // TxLand: phases the target barrier had completed when the copy was issued
 };
 struct Later {
   bool operator()(const Event& x, const Event& y) const { return x.t > y.t || (x.t == y.t && x.seq > y.seq); }
@@ -54,6 +55,8 @@ struct WarpRt {
   double block_since = 0;
   int64_t ops = 0;
   int64_t cluster_arrived = -1;  // cluster-barrier phase this warp last arrived on
+  double remote_done = 0;        // when this warp's last remote arrival lands
+  bool retry = false;            // re-execute `cur` at the next step (ordering delay)
   // Bulk async-groups: committed groups (read-done, write-done) in commit order + the open one.
   struct Group { double read_done = 0, write_done = 0; };
   std::vector<Group> groups;
@@ -73,6 +76,7 @@ struct CtaRt {
   int live = 0;  // warps not exited
   std::vector<MBarrier> bars;
   std::vector<uint8_t> fenced, visible;  // per slot: fence.mbarrier_init seen; + cluster barrier
+  std::vector<uint32_t> expect_site;     // per slot: site of the last expect_tx on it
   std::vector<std::vector<uint32_t>> waiters;  // per slot: warp ids
   NamedRt named[kNamedBarriers];
   int tma_inflight = 0;
@@ -129,8 +133,8 @@ class Engine {
  private:
   // --------------------------------------------------------------- plumbing
   void push(double t, EventKind kind, uint32_t target, uint32_t slot = 0, uint32_t site = 0,
-            uint32_t from = 0, OpKind op = OpKind::Compute, int64_t value = 0) {
-    q_.push(Event{t, seq_++, kind, target, slot, site, from, op, value});
+            uint32_t from = 0, OpKind op = OpKind::Compute, int64_t value = 0, int64_t phase = 0) {
+    q_.push(Event{t, seq_++, kind, target, slot, site, from, op, value, phase});
   }
   double jit(double ns) {
     if (o_.jitter <= 0 || ns <= 0) return ns;
@@ -186,6 +190,7 @@ class Engine {
       ct.fenced.assign(slots_, 0);
       ct.visible.assign(slots_, 0);
       ct.waiters.assign(slots_, {});
+      ct.expect_site.assign(slots_, 0);
       for (uint32_t a = 0; a < k_.barriers.size(); ++a) {
         if (!k_.barriers[a].init_count) continue;
         for (uint32_t i = 0; i < k_.barriers[a].size; ++i) {
@@ -255,6 +260,11 @@ class Engine {
   void step(uint32_t id) {
     WarpRt& w = warps_[id];
     if (w.status == WarpStatus::Faulted || w.status == WarpStatus::Exited) return;
+    if (w.retry) {
+      w.retry = false;
+      exec(w, id);
+      return;
+    }
     if (!w.prog.next(w.cur)) {
       exit_warp(id);
       return;
@@ -301,8 +311,9 @@ class Engine {
             return fault("exited_target", &w, op.site,
                          std::string(op_name(op.kind)) + " on " + bar_name(s) + " of CTA " + std::to_string(target) +
                              ", which has already exited");
-          push(now_ + jit(tm_.remote_arrive_ns), EventKind::RemoteOp, static_cast<uint32_t>(target), s, op.site,
-               id, op.kind, op.a);
+          const double at = now_ + jit(tm_.remote_arrive_ns);
+          w.remote_done = std::max(w.remote_done, at);
+          push(at, EventKind::RemoteOp, static_cast<uint32_t>(target), s, op.site, id, op.kind, op.a);
         }
         if (!fatal_) push(now_ + issue, EventKind::WarpStep, id);
         return;
@@ -381,6 +392,12 @@ class Engine {
       }
       case OpKind::NamedSync: case OpKind::NamedArrive: return do_named(w, id);
       case OpKind::ClusterArrive: {
+        // barrier.cluster.arrive has release semantics: this warp's remote arrivals land first.
+        if (w.remote_done > now_) {
+          w.retry = true;
+          push(w.remote_done, EventKind::WarpStep, id);
+          return;
+        }
         ClusterRt& c = clusters_[static_cast<size_t>(cluster_of(w.cta))];
         if (w.cluster_arrived == c.phase)
           return fault("named_overrun", &w, op.site, "cluster_arrive twice in one cluster-barrier phase");
@@ -470,7 +487,8 @@ class Engine {
                                                        std::string(remote ? " and a cluster barrier)" : ")")
                                                  : ", which was never initialised"));
       ++dc.tma_inflight;
-      push(land_at, EventKind::TxLand, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, op.a);
+      push(land_at, EventKind::TxLand, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, op.a,
+           dc.bars[s].completed);
     }
     if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, land_at, op.site, "tma " + std::to_string(op.a) + " B -> " + bar_name(s), false});
     push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
@@ -534,6 +552,7 @@ class Engine {
     CtaRt& ct = cta(c);
     MBarrier& b = ct.bars[s];
     MbarOutcome r;
+    if (kind == OpKind::ArriveExpectTx || kind == OpKind::ExpectTx) ct.expect_site[s] = site;
     switch (kind) {
       case OpKind::Arrive: r = mbar_arrive(b, value); break;
       case OpKind::ArriveExpectTx: r = mbar_arrive_expect_tx(b, value); break;
@@ -578,7 +597,23 @@ class Engine {
   void land(const Event& e) {
     CtaRt& ct = cta(static_cast<int>(e.target));
     --ct.tma_inflight;
-    apply(static_cast<int>(e.target), e.slot, OpKind::CompleteTx, e.value, e.site, &warps_[e.from_warp]);
+    const MBarrier& b = ct.bars[e.slot];
+    WarpRt* from = &warps_[e.from_warp];
+    if (b.initialised && b.completed > e.phase)
+      // The phase these bytes were issued for completed without them: tx reached zero early,
+      // so its consumers were released while this copy was still writing their buffer.
+      return fault("early_completion", from, e.site,
+                   std::to_string(e.value) + " bytes landed on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) +
+                       " after the phase they were issued for (phase " + std::to_string(e.phase) + ") had completed without them",
+                   {state_note(b), "the expect_tx of that phase was smaller than the bytes its copies deliver: consumers read a buffer still being written"});
+    apply(static_cast<int>(e.target), e.slot, OpKind::CompleteTx, e.value, e.site, from);
+    if (!fatal_ && b.tx < 0 && b.pending == 0 && !overshoot_warned_) {
+      overshoot_warned_ = true;
+      warn("tx_overshoot", from->cta, from->warp, e.site,
+           std::to_string(-b.tx) + " more byte(s) landed on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) +
+               " than its arrivals expected; the phase cannot complete unless another expect_tx of that many bytes follows",
+           {state_note(b)});
+    }
   }
 
   void remote(const Event& e) {
@@ -616,7 +651,7 @@ class Engine {
     for (uint32_t s = 0; s < slots_; ++s) {
       const MBarrier& b = ct.bars[s];
       if (b.initialised && b.tx > 0 && b.pending == 0)
-        warn("dangling_expect_tx", w.cta, -1, 0,
+        warn("dangling_expect_tx", w.cta, -1, ct.expect_site[s],
              bar_name(s) + " of CTA " + std::to_string(w.cta) + " is left expecting " + std::to_string(b.tx) +
                  " bytes that never came (harmless at exit; a hazard if the barrier is reused)",
              {state_note(b)});
@@ -660,10 +695,10 @@ class Engine {
         res_.role_waits.push_back({static_cast<int>(r), std::move(what), ns});
       }
     if (res_.verdict == Verdict::Hang) {
-      HangInput in{k_, res_, unlaunched ? static_cast<int>(clusters_.size()) - next_cluster_ : 0, {}, {}};
+      HangInput in{k_, res_, unlaunched ? static_cast<int>(clusters_.size()) - next_cluster_ : 0, {}};
       for (const WarpRt& w : warps_) {
         if (w.status == WarpStatus::Exited) continue;
-        HangInput::Warp hw{w.cta, w.warp, w.role, w.cur, w.prog, WaitKind::None, 0, 0};
+        HangInput::Warp hw{w.cta, w.warp, w.role, w.cur, w.prog, WaitKind::None, 0, 0, 0, false};
         if (w.block == Block::Mbarrier) {
           hw.wait = WaitKind::Mbarrier;
           hw.slot = slot(w.cur.bar);
@@ -673,9 +708,14 @@ class Engine {
         } else if (w.block == Block::Cluster) {
           hw.wait = WaitKind::Cluster;
         }
+        for (int b = 0; b < kNamedBarriers; ++b) {
+          const auto& ws = cta(w.cta).named[b].warps;
+          if (std::find(ws.begin(), ws.end(), static_cast<uint32_t>(&w - warps_.data())) != ws.end())
+            hw.named_arrived_mask |= 1u << b;
+        }
+        hw.cluster_arrived = w.cluster_arrived == clusters_[static_cast<size_t>(cluster_of(w.cta))].phase;
         in.warps.push_back(std::move(hw));
       }
-      for (const ClusterRt& c : clusters_) in.cluster_arrived.push_back(c.arrived);
       explain_hang(in);
     }
   }
@@ -689,6 +729,7 @@ class Engine {
   double now_ = 0;
   double hbm_free_ = 0;
   bool fatal_ = false;
+  bool overshoot_warned_ = false;
   uint32_t slots_ = 0;
   std::vector<uint32_t> array_of_slot_;
   int nctas_ = 0, csize_ = 1, wpc_ = 1;

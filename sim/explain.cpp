@@ -178,12 +178,16 @@ void explain_hang(HangInput& in) {
     std::vector<std::string> order;
     for (int j : cluster_warps[cl]) {
       const auto& x = in.warps[static_cast<size_t>(j)];
+      // A warp that already arrived in the current phase of a named or cluster barrier cannot
+      // help it: its next arrival belongs to the next phase.
+      if (w.wait == WaitKind::Named && x.cta == w.cta && ((x.named_arrived_mask >> w.op.a) & 1)) continue;
+      if (w.wait == WaitKind::Cluster && x.cluster_arrived) continue;
       auto it = future[static_cast<size_t>(j)].find(key);
       std::string how;
       if (it != future[static_cast<size_t>(j)].end()) {
         how = "would arrive at " + line_of(k, it->second);
       } else if (w.wait == WaitKind::Cluster && j != i && x.wait != WaitKind::Cluster) {
-        how = "have not arrived on the cluster barrier (each must arrive or exit)";
+        how = "has not arrived on the cluster barrier (it must arrive or exit)";
       } else {
         continue;
       }
@@ -224,8 +228,11 @@ void explain_hang(HangInput& in) {
         for (int r : a.ranks) where += (q++ ? ", " : "") + std::to_string(r);
       }
       std::string text = a.text;
-      if (a.warps.size() > 1 || !a.ranks.empty())
+      if (a.warps.size() > 1) {
         if (size_t p = text.find(", but is blocked"); p != std::string::npos) text.replace(p, 16, ", but are blocked");
+        if (size_t p = text.find("has not arrived"); p != std::string::npos) text.replace(p, 15, "have not arrived");
+        if (size_t p = text.find("(it must"); p != std::string::npos) text.replace(p, 8, "(each must");
+      }
       g.unblockers.push_back((a.warps.size() > 1 ? "warps " : "warp ") + ws + " (" + role_name(k, xrole) + ")" + where + " " + text);
     }
     if (w.wait == WaitKind::Mbarrier) {

@@ -23,9 +23,10 @@ struct HangInput {
     WaitKind wait;
     uint32_t slot;               // Mbarrier: flattened barrier slot
     int64_t named_arrived;       // Named: threads arrived so far
+    uint32_t named_arrived_mask; // named barrier ids this warp has arrived on in their current phase
+    bool cluster_arrived;        // arrived on the cluster barrier in its current phase
   };
   std::vector<Warp> warps;       // every warp that has not exited
-  std::vector<int> cluster_arrived;
 };
 
 void explain_hang(HangInput& in);

@@ -79,7 +79,9 @@ MbarOutcome mbar_complete_tx(MBarrier& b, int64_t bytes) {
 
 MbarOutcome mbar_arrive_drop(MBarrier& b, int64_t count) {
   if (!b.initialised) return {MbarViolation::Uninit, 0};
-  if (count < 1 || count > b.expected) return {MbarViolation::CountRange, 0};
+  // The expected count stays within 1 .. 2^20-1: dropping every participant leaves a barrier
+  // that can never complete again.
+  if (count < 1 || count >= b.expected) return {MbarViolation::CountRange, 0};
   if (count > b.pending) return {MbarViolation::PendingUnderflow, 0};
   b.expected -= count;  // for all later phases
   return arrive_n(b, count);

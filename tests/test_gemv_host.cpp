@@ -163,7 +163,7 @@ void check_plan(const pm::GemvShape& s, const pm::Capacity& cap, const pm::GemvH
   EXPECT_GE(p.off_b, p.off_ring + p.stage_stride * p.stages);
   EXPECT_GE(p.b_buffer_bytes, s.k * 2 + s.k / 16 * 4);
   EXPECT_GE(p.off_rowsum, p.off_b + p.b_buffers * p.b_buffer_bytes);
-  EXPECT_LE(p.off_rowsum + p.rows_per_cta * 4 + 128, p.smem_bytes);
+  EXPECT_LE(p.off_rowsum + p.consumer_warps * p.rows_per_cta * 4 + 128, p.smem_bytes);
   // Work split: every row owned by one CTA.
   EXPECT_EQ(p.rows_total, s.m * s.l);
   EXPECT_GE(p.grid * p.rows_per_cta, p.rows_total);

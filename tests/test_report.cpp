@@ -167,9 +167,10 @@ TEST(Trace, ValidJsonWithTracksAndEvents) {
   ASSERT_EQ(waits.size(), 1u);
   EXPECT_EQ(waits[0].at("cat"), "blocked");
   EXPECT_EQ(waits[0].at("args").at("site"), "scenarios/tiny.pss:6:3");
-  EXPECT_EQ(waits[0].at("tid"), 1);
+  EXPECT_EQ(waits[0].at("tid"), 2);  // warp 1: tid = warp + 1 (never tid 0)
   EXPECT_DOUBLE_EQ(waits[0].at("dur").get<double>(), 5.0);
-  for (const auto& e : events_where(t, "X", "tma 1024 B")) EXPECT_TRUE(e.at("cat") == "async" || e.at("tid") == 0);
+  for (const auto& e : events_where(t, "X", "tma 1024 B")) EXPECT_TRUE(e.at("cat") == "async" || e.at("tid") == 1);
+  for (const auto& e : t.at("traceEvents")) EXPECT_NE(e.at("tid"), 0);
   expect_properly_nested(t);
 
   // Phase flips: process-scoped instants.
@@ -298,6 +299,7 @@ TEST(JsonReport, SchemaFields) {
 
   ASSERT_EQ(j.at("role_waits").size(), 1u);
   EXPECT_EQ(j.at("role_waits")[0].at("role"), "consumer");
+  EXPECT_TRUE(j.at("hang").is_object());  // verdict hang: present (empty here, built by hand)
 
   // Large: only what changed.
   o.all_barriers_limit = 4;
@@ -330,6 +332,7 @@ TEST(JsonReport, ErrorKindBadInputAndSummary) {
   json je = ps::verify::to_json(err);
   EXPECT_EQ(je.at("verdict"), "error");
   EXPECT_EQ(je.at("error_kind"), "pending_underflow");
+  EXPECT_TRUE(je.at("hang").is_null());
   EXPECT_EQ(je.at("expect").at("kind"), "pending_underflow");
   EXPECT_TRUE(je.at("seed").is_null());
 
@@ -440,6 +443,11 @@ TEST(EndToEnd, TinyHangReportNamesTheBarrier) {
   EXPECT_EQ(b.at("parity"), 0);
   EXPECT_EQ(b.at("state").at("phase"), 0);
   EXPECT_EQ(b.at("state").at("pending"), 1);
+  ASSERT_TRUE(j.at("hang").is_object());
+  ASSERT_EQ(j.at("hang").at("groups").size(), 1u);
+  EXPECT_EQ(j.at("hang").at("groups")[0].at("where"), "tiny_hang.pss:6:3");
+  EXPECT_EQ(j.at("hang").at("groups")[0].at("members").size(), 1u);
+  EXPECT_TRUE(j.at("hang").at("cycles").is_array());
 
   json t = json::parse(ps::verify::perfetto_trace(c.kernel, c.result));
   int hang_marks = 0;

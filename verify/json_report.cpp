@@ -201,6 +201,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
     j["blocked"] = json::array();
     j["barriers"] = json{{"policy", "all"}, {"total", 0}, {"listed", 0}, {"entries", json::array()}};
     j["role_waits"] = json::array();
+    j["hang"] = nullptr;
     j["report"] = c.report;
     return j;
   }
@@ -297,6 +298,29 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
     waits.push_back(json{{"role", std::move(role)}, {"what", w.what}, {"ns", w.ns}});
   }
   j["role_waits"] = std::move(waits);
+
+  if (r.verdict == sim::Verdict::Hang) {
+    json groups = json::array();
+    for (const auto& g : r.hang.groups) {
+      json members = json::array();
+      for (const auto& [cta, warp] : g.members) members.push_back(json::array({cta, warp}));
+      json e{{"members", std::move(members)},
+             {"role", (g.role >= 0 && static_cast<size_t>(g.role) < k.roles.size())
+                          ? json(k.roles[static_cast<size_t>(g.role)].name)
+                          : json(nullptr)}};
+      site_json(k, g.site, e);
+      e["waits_on"] = g.waits_on;
+      e["state"] = g.state ? state_json(*g.state) : json(nullptr);
+      e["unblockers"] = g.unblockers;
+      e["hints"] = g.hints;
+      groups.push_back(std::move(e));
+    }
+    j["hang"] = json{{"groups", std::move(groups)},
+                     {"cycles", r.hang.cycles},
+                     {"unlaunched_clusters", r.hang.unlaunched_clusters}};
+  } else {
+    j["hang"] = nullptr;
+  }
   j["report"] = c.report;
   return j;
 }

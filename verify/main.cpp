@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-//BUDGETINC #include "verify/budget_command.hpp"
+#include "verify/budget_command.hpp"
 #include "verify/check_command.hpp"
 
 int main(int argc, char** argv) {
@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::function<int()> action;
   pipesim::verify::add_check_command(app, action);
-  //BUDGET pipesim::verify::add_budget_command(app, action);
+  pipesim::verify::add_budget_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,6 +4,8 @@
 // offending token (docs/scenario-language.md).
 #include "verify/parser.hpp"
 
+#include "sim/rules.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -96,12 +98,6 @@ const Builtin* find_builtin(std::string_view n) {
   return nullptr;
 }
 
-constexpr std::string_view kErrorKinds[] = {
-    "pending_underflow", "tx_range",   "count_range",          "uninit",
-    "reinit",            "init_not_fenced", "remote_wait",     "stale_wait",
-    "exit_inflight",     "exited_target", "named_count_mismatch", "named_overrun",
-    "bad_operand",       "assertion",
-};
 
 constexpr std::string_view kStatements[] = {
     "for", "if", "let", "compute", "tma", "init", "inval", "fence_init", "arrive",
@@ -912,7 +908,9 @@ class Parser {
     c.next();
     if (e.verdict == sim::Verdict::Error && c.at(Tok::Ident)) {
       const Token& kind = c.next();
-      const std::vector<std::string_view> kinds(std::begin(kErrorKinds), std::end(kErrorKinds));
+      std::vector<std::string_view> kinds;  // the fatal rules of sim/rules.hpp
+      for (const sim::RuleInfo& r : sim::kRules)
+        if (r.fatal) kinds.push_back(r.id);
       if (std::find(kinds.begin(), kinds.end(), kind.text) == kinds.end())
         fail(kind, fmt::format("unknown error kind '{}'{}", kind.text, suggest(kind.text, kinds)),
              fmt::format("kinds: {}", join(kinds)));

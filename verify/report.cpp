@@ -89,7 +89,8 @@ std::string human_report(const CheckResult& r) {
 
   for (const sim::Finding& f : res.findings) {
     out += fmt::format("{}: {}: [{}] {}\n", site_ref(k, f.site), f.fatal ? "error" : "warning", f.kind, f.message);
-    if (f.cta >= 0) out += fmt::format("  in CTA {} warp {} ({})\n", f.cta, f.warp, role_name(k, f.warp >= 0 ? sim::role_of_warp(k, f.warp) : -1));
+    if (f.cta >= 0 && f.warp >= 0) out += fmt::format("  in CTA {} warp {} ({})\n", f.cta, f.warp, role_name(k, sim::role_of_warp(k, f.warp)));
+    else if (f.cta >= 0) out += fmt::format("  in CTA {}\n", f.cta);
     if (auto src = source_line(k, f.site); !src.empty()) out += "  | " + src + "\n";
     for (const std::string& n : f.notes) out += "  note: " + n + "\n";
   }
@@ -98,7 +99,8 @@ std::string human_report(const CheckResult& r) {
     const sim::HangReport& h = res.hang;
     out += fmt::format("hang: nothing can happen while {} warp group(s) wait\n", h.groups.size());
     for (const sim::HangGroup& g : h.groups) {
-      out += fmt::format("{}: {} ({}) waits on {}\n", site_ref(k, g.site), members_text(g.members), role_name(k, g.role), g.waits_on);
+      out += fmt::format("{}: {} ({}) {} on {}\n", site_ref(k, g.site), members_text(g.members), role_name(k, g.role),
+                         std::any_of(g.members.begin(), g.members.end(), [&](auto& m) { return m.second != g.members.front().second; }) ? "wait" : "waits", g.waits_on);
       if (auto src = source_line(k, g.site); !src.empty()) out += "  | " + src + "\n";
       if (g.state)
         out += fmt::format("  barrier: phase {} (parity {}), pending {} of {}, tx {}\n", g.state->completed,

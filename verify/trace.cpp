@@ -14,10 +14,17 @@
 namespace pipesim::verify {
 namespace {
 
-// Thread ids: a warp's main track is tid = warp; its overlap lanes (rare) and the async unit's
-// lanes live above these bases so they never collide with a warp number (at most 32 warps).
+// Thread ids: a warp's main track is tid = warp + 1 (tid 0 is special to some Perfetto versions,
+// which merged it with tid 1); its overlap lanes (rare) and the async unit's lanes live above
+// these bases so they never collide with a warp's (at most 32 warps). Process-level events
+// (names, phase flips) use kProcessTid.
+constexpr int kProcessTid = 1;
 constexpr int kWarpLaneTidBase = 100;  // + warp * 100 + lane (lane >= 1)
 constexpr int kAsyncTidBase = 10000;   // + lane
+int tid_of(int warp, int lane) {
+  if (warp < 0) return kAsyncTidBase + lane;
+  return lane == 0 ? warp + 1 : kWarpLaneTidBase + warp * 100 + lane;
+}
 
 int64_t to_ns(double ns) {
   if (!(ns > 0)) return 0;  // also NaN
@@ -211,13 +218,13 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
     const int pid = pid_of(cta);
     sep();
     fmt::format_to(std::back_inserter(out),
-                   R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid,
+                   R"({{"ph":"M","name":"process_name","pid":{},"tid":{},"args":{{"name":{}}}}})", pid, kProcessTid,
                    json_quote(fmt::format("{}CTA {} (cluster {} rank {})", prefix, cta, cta / cluster,
                                           cta % cluster)));
     sep();
     fmt::format_to(std::back_inserter(out),
-                   R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
-                   pid, pid);
+                   R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
+                   pid, kProcessTid, pid);
   }
 
   // Group the spans by track owner (cta, warp), pack them into lanes.
@@ -235,10 +242,6 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
     lanes_of[key] = lanes;
   }
 
-  auto tid_of = [](int warp, int lane) {
-    if (warp < 0) return kAsyncTidBase + lane;
-    return lane == 0 ? warp : kWarpLaneTidBase + warp * 100 + lane;
-  };
   auto thread_meta = [&](int cta, int tid, const std::string& name, int sort) {
     sep();
     fmt::format_to(std::back_inserter(out),
@@ -254,7 +257,7 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
   for (const auto& [cta, warp] : warps) {
     if (cta < 0) continue;
     const std::string name = fmt::format("warp {} · {}", warp, role_name(kernel, result, cta, warp));
-    thread_meta(cta, warp, name, warp * 100);
+    thread_meta(cta, tid_of(warp, 0), name, warp * 100);
     auto it = lanes_of.find({cta, warp});
     const int lanes = it == lanes_of.end() ? 1 : it->second;
     for (int l = 1; l < lanes; ++l)
@@ -294,7 +297,7 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
     sep();
     out += R"({"ph":"i","s":"p","cat":"barrier","name":)";
     out += json_quote(i.label);
-    fmt::format_to(std::back_inserter(out), ",\"pid\":{},\"tid\":0,\"ts\":", pid_of(i.cta));
+    fmt::format_to(std::back_inserter(out), ",\"pid\":{},\"tid\":{},\"ts\":", pid_of(i.cta), kProcessTid);
     put_us(out, to_ns(i.at_ns));
     out += '}';
   }
@@ -306,11 +309,11 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
     out += R"({"ph":"i","cat":"finding","name":)";
     out += json_quote(fmt::format("{}: {}", f.fatal ? "error" : "warning", f.kind));
     if (f.cta < 0)
-      fmt::format_to(std::back_inserter(out), ",\"s\":\"g\",\"pid\":{},\"tid\":0", base);
+      fmt::format_to(std::back_inserter(out), ",\"s\":\"g\",\"pid\":{},\"tid\":{}", base, kProcessTid);
     else if (f.warp < 0)
-      fmt::format_to(std::back_inserter(out), ",\"s\":\"p\",\"pid\":{},\"tid\":0", pid_of(f.cta));
+      fmt::format_to(std::back_inserter(out), ",\"s\":\"p\",\"pid\":{},\"tid\":{}", pid_of(f.cta), kProcessTid);
     else
-      fmt::format_to(std::back_inserter(out), ",\"s\":\"t\",\"pid\":{},\"tid\":{}", pid_of(f.cta), f.warp);
+      fmt::format_to(std::back_inserter(out), ",\"s\":\"t\",\"pid\":{},\"tid\":{}", pid_of(f.cta), tid_of(f.warp, 0));
     out += ",\"ts\":";
     put_us(out, end);
     out += ",\"args\":{\"message\":";
@@ -337,7 +340,7 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
       out += R"({"ph":"i","s":"t","cat":"finding","name":)";
       const std::string what = w.site < kernel.sites.size() ? kernel.sites[w.site].what : std::string("?");
       out += json_quote(fmt::format("hang: blocked in {}", what));
-      fmt::format_to(std::back_inserter(out), ",\"pid\":{},\"tid\":{},\"ts\":", pid_of(w.cta), w.warp);
+      fmt::format_to(std::back_inserter(out), ",\"pid\":{},\"tid\":{},\"ts\":", pid_of(w.cta), tid_of(w.warp, 0));
       put_us(out, end);
       out += ",\"args\":{";
       out += site_args(kernel, w.site, true);

@@ -2,7 +2,7 @@
 //
 // Layout, per added timeline:
 //   - one process per CTA: "CTA n (cluster c rank r)" (prefixed "label · " when a label is given);
-//   - one thread track per warp, named by role: "warp 4 · consumer";
+//   - one thread track per warp, named by role: "warp 4 · consumer" (tid = warp + 1: never 0);
 //   - "async unit" tracks per CTA for the warp == -1 spans (TMA loads, bulk stores). Copies overlap,
 //     and trace-event slices on one track must nest, so overlapping spans are packed first-fit into
 //     lanes: "async unit", "async unit · lane 2", ... (the same packing guards the warp tracks);

@@ -276,14 +276,15 @@ void cross_check(Case& c) {
 
 const std::vector<std::pair<GemvTuning, std::string>>& sweep() {
   static const std::vector<std::pair<GemvTuning, std::string>> v = {
-      {{8192, 16, 0, 0}, "tma 8K/stage 16w"},   {{32768, 16, 0, 0}, "tma 32K/stage 16w"},
-      {{16384, 8, 0, 0}, "tma 16K/stage 8w"},   {{8192, 8, 0, 0}, "tma 8K/stage 8w"},
-      {{8192, 8, 0, 2}, "tma 8K 8w 2cta/SM"},   {{16384, 12, 0, 0}, "tma 16K/stage 12w"},
+      {{16384, 16, 0, 0, 0}, "tma 16K/stage"},     {{8192, 16, 0, 0, 0}, "tma 8K/stage"},
+      {{32768, 16, 0, 0, 1}, "tma 32K 1 unit/lane"}, {{32768, 12, 0, 0, 0}, "tma 32K 12 warps"},
+      {{16384, 8, 0, 2, 0}, "tma 16K 8w 2 CTA/SM"}, {{32768, 16, 4, 0, 0}, "tma 32K x4 stages"},
   };
   return v;
 }
 bool g_sweep = false;
-bool g_profile = false;  // --profile: three launches of the planned TMA kernel per shape, nothing else
+bool g_profile = false;
+bool g_timeline = false;  // --timeline: per-CTA %globaltimer stamps of the planned kernel, printed  // --profile: three launches of the planned TMA kernel per shape, nothing else
 
 void print_table() {
   cudaDeviceProp prop{};
@@ -308,6 +309,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--samples") && i + 1 < argc) g_samples = std::max(11, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--sweep")) g_sweep = true;
     else if (!std::strcmp(argv[i], "--profile")) g_profile = true;
+    else if (!std::strcmp(argv[i], "--timeline")) g_timeline = true;
     else rest.push_back(argv[i]);
   }
   if (!have_gpu("gemv_bench")) return 2;
@@ -315,6 +317,39 @@ int main(int argc, char** argv) {
   g_have_cublas = g_cublas.load();
   if (!g_have_cublas) std::printf("gemv_bench: libcublas.so.13 not found; the cuBLAS baseline is skipped\n");
   setup_cases();
+  if (g_timeline) {
+    for (Case& c : g_cases) {
+      const auto plan = gemv_nvfp4_plan(c.s.m, c.s.k, c.s.l);
+      unsigned long long* tl = nullptr;
+      GEMV_CUDA_CHECK(cudaMalloc(&tl, plan.grid * 3 * sizeof(unsigned long long)));
+      GemvTuning t;
+      t.timeline = tl;
+      std::vector<unsigned long long> h(plan.grid * 3);
+      for (int rep = 0; rep < 3; ++rep) {
+        GEMV_CUDA_CHECK(cudaMemsetAsync(g_timer->flush, rep, g_timer->flush_bytes));
+        if (GemvResult r = gemv_nvfp4(c.args(), nullptr, t); !r) fail("gemv_nvfp4", r);
+        GEMV_CUDA_CHECK(cudaDeviceSynchronize());
+      }
+      GEMV_CUDA_CHECK(cudaMemcpy(h.data(), tl, h.size() * 8, cudaMemcpyDeviceToHost));
+      unsigned long long t0 = ~0ULL, t1max = 0, tend = 0, tendmin = ~0ULL, first_max = 0;
+      double first_sum = 0;
+      for (int64_t i = 0; i < plan.grid; ++i) {
+        t0 = std::min(t0, h[3 * i]);
+        tend = std::max(tend, h[3 * i + 2]);
+        tendmin = std::min(tendmin, h[3 * i + 2]);
+        t1max = std::max(t1max, h[3 * i]);
+      }
+      for (int64_t i = 0; i < plan.grid; ++i) {
+        first_sum += double(h[3 * i + 1] - t0);
+        first_max = std::max(first_max, h[3 * i + 1] - t0);
+      }
+      std::printf("timeline %s: CTA starts spread %.2f us; first full stage avg %.2f max %.2f us after the first "
+                  "start; CTA ends %.2f .. %.2f us\n",
+                  c.name.c_str(), (t1max - t0) / 1e3, first_sum / plan.grid / 1e3, first_max / 1e3,
+                  (tendmin - t0) / 1e3, (tend - t0) / 1e3);
+      cudaFree(tl);
+    }
+  }
   if (g_profile) {
     for (Case& c : g_cases)
       for (int i = 0; i < 3; ++i)

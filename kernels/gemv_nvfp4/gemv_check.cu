@@ -137,12 +137,12 @@ int main(int argc, char** argv) {
       // Tight variants on the smaller shapes: tiny stages wrap the ring many times, cross batch
       // edges inside stages, and put row boundaries inside warps.
       if (s.l * s.m * s.k <= (int64_t{1} << 25)) {
-        const GemvTuning tight[] = {{512, 4, 2, 0}, {1024, 16, 3, 0}, {4096, 8, 4, 2}};
+        const GemvTuning tight[] = {{512, 4, 2, 0, 0}, {1024, 16, 3, 0, 1}, {4096, 8, 4, 2, 2}};
         for (const GemvTuning& t : tight) {
           got = run_and_fetch(dv, [&](const GemvArgs& x) { return gemv_nvfp4(x, nullptr, t); }, &r);
           char name[64];
-          std::snprintf(name, sizeof name, "tma(%lldB,%dw,%dst,%dcta)", (long long)t.stage_a_bytes,
-                        t.consumer_warps, t.max_stages, t.ctas_per_sm ? t.ctas_per_sm : 1);
+          std::snprintf(name, sizeof name, "tma(%lldB,%dw,%dst,%dcta,%du)", (long long)t.stage_a_bytes,
+                        t.consumer_warps, t.max_stages, t.ctas_per_sm ? t.ctas_per_sm : 1, t.units_per_lane ? t.units_per_lane : 2);
           if (!r) {
             std::printf("FAIL %s returned %s: %s\n", name, to_string(r.status), r.message.c_str());
             ++failures;

@@ -52,6 +52,7 @@ struct Params {
   int b_buffers;
   unsigned long long watchdog_ns;
   GemvWatchdogHit* hit;
+  unsigned long long* timeline;  // optional: per CTA, globaltimer at entry, first full stage, end
 };
 
 // ---- decoding --------------------------------------------------------------------------------
@@ -213,10 +214,27 @@ __device__ __forceinline__ float unit_dot(const uint8_t* a16, const uint8_t* sf2
   return (f0.x + f0.y) * s0 + (f1.x + f1.y) * s1;
 }
 
-template <int kProducerStartPhase, bool kWatchdog>
+// CUTLASS PipelineState: ring index, phase bit, and (for reports) the iteration count.
+struct PipeState {
+  int index;
+  uint32_t phase;
+  long long count;
+  __device__ __forceinline__ void advance(int stages) {
+    ++count;
+    if (++index == stages) {
+      index = 0;
+      phase ^= 1u;
+    }
+  }
+};
+
+template <int kProducerStartPhase, bool kWatchdog, int kUnits>
 __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_constant__ Params p) {
-  extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 127) & ~uintptr_t{127});
+  extern __shared__ __align__(128) uint8_t smem_raw[];
+  // 128-byte alignment by pointer arithmetic on smem_raw, so the compiler keeps the shared address
+  // space (LDS/ATOMS rather than generic loads).
+  const unsigned pad = (128u - static_cast<unsigned>(__cvta_generic_to_shared(smem_raw) & 127u)) & 127u;
+  uint8_t* smem = smem_raw + pad;
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + p.off_full);
   uint64_t* empty = reinterpret_cast<uint64_t*>(smem + p.off_empty);
   volatile int* abort_flag = reinterpret_cast<volatile int*>(smem + p.off_flag);
@@ -245,15 +263,14 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
   if (warp == 0) {
     // ---------------- producer ----------------
     if (lane != 0) return;
-    long long n = 0;  // stage counter: index n % S, phase (n / S) & 1
+    PipeState ps{0, kProducerStartPhase, 0};  // CUTLASS: the producer starts at phase 1
     for (long long gs = g0, ge; gs < g1; gs = ge) {
       ge = min(g1, (gs / p.m + 1) * p.m);
       const long long a_end = ge * rb;
-      for (long long off = gs * rb; off < a_end; off += SA, ++n) {
-        const int idx = static_cast<int>(n % S);
-        const uint32_t parity = static_cast<uint32_t>(kProducerStartPhase ^ ((n / S) & 1));
+      for (long long off = gs * rb; off < a_end; off += SA, ps.advance(S)) {
+        const int idx = ps.index;
         // producer_acquire: wait for the consumers to have released this slot.
-        if (!wait_parity<kWatchdog>(&empty[idx], parity, p, abort_flag, 1, idx, n)) return;
+        if (!wait_parity<kWatchdog>(&empty[idx], ps.phase, p, abort_flag, 1, idx, ps.count)) return;
         const unsigned bytes = static_cast<unsigned>(min(SA, a_end - off));
         uint8_t* dst = ring + static_cast<size_t>(idx) * p.stage_stride;
         uint8_t* dsf = dst + SA;
@@ -277,10 +294,8 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
     }
     // producer_tail (CUTLASS 4.6): acquire every stage once more, so the CTA does not retire while
     // consumers still signal its barriers.
-    for (int i = 0; i < S; ++i, ++n) {
-      const int idx = static_cast<int>(n % S);
-      const uint32_t parity = static_cast<uint32_t>(kProducerStartPhase ^ ((n / S) & 1));
-      if (!wait_parity<kWatchdog>(&empty[idx], parity, p, abort_flag, 1, idx, n)) return;
+    for (int i = 0; i < S; ++i, ps.advance(S)) {
+      if (!wait_parity<kWatchdog>(&empty[ps.index], ps.phase, p, abort_flag, 1, ps.index, ps.count)) return;
     }
     return;
   }
@@ -288,21 +303,25 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
   // ---------------- consumers ----------------
   const int cw = warp - 1;
   const int ct = static_cast<int>(threadIdx.x) - 32;
+  unsigned long long* tl = (p.timeline != nullptr && ct == 0) ? p.timeline + 3 * blockIdx.x : nullptr;
+  if (tl) tl[0] = ptx::get_sreg_globaltimer();
   const int nct = nw * 32;
   const int rows_here = static_cast<int>(g1 - g0);
-  for (int i = ct; i < rows_here; i += nct) rowsum[i] = 0.0f;
+  // Row sums: one slice of rows_here floats per consumer warp, written only by that warp (no atomics).
+  for (int i = ct; i < nw * rows_here; i += nct) rowsum[i] = 0.0f;
+  float* part = rowsum + cw * rows_here;
 
   float acc = 0.0f;  // this lane's partial sum of row wrow (warp-uniform; -1: none)
   int wrow = -1;
   auto flush = [&]() {
     if (wrow >= 0) {
       const float v = warp_sum(acc);
-      if (lane == 0) atomicAdd(&rowsum[wrow], v);
+      if (lane == 0) part[wrow] += v;
     }
     acc = 0.0f;
   };
 
-  long long n = 0;
+  PipeState cs{0, 0, 0};  // the consumer starts at phase 0
   int seg = 0;
   for (long long gs = g0, ge; gs < g1; gs = ge, ++seg) {
     const long long batch = gs / p.m;
@@ -316,52 +335,67 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
     const float2* sfb2 = reinterpret_cast<const float2*>(bbuf + static_cast<size_t>(p.k) * 2);
     const long long a_beg = gs * rb, a_end = ge * rb;
     const int seg_row0 = static_cast<int>(gs - g0);
-    for (long long off = a_beg; off < a_end; off += SA, ++n) {
-      const int idx = static_cast<int>(n % S);
-      const uint32_t parity = static_cast<uint32_t>((n / S) & 1);
+    for (long long off = a_beg; off < a_end; off += SA, cs.advance(S)) {
+      const int idx = cs.index;
       // consumer_wait
-      if (!wait_parity<kWatchdog>(&full[idx], parity, p, abort_flag, 0, idx, n)) return;
+      if (!wait_parity<kWatchdog>(&full[idx], cs.phase, p, abort_flag, 0, idx, cs.count)) return;
+      if (tl && cs.count == 0) tl[1] = ptx::get_sreg_globaltimer();
       const unsigned units = static_cast<unsigned>(min(SA, a_end - off)) / 16;
       const uint8_t* sa = ring + static_cast<size_t>(idx) * p.stage_stride;
       const uint8_t* ssf = sa + SA + ((off / 8) & 15);
       const unsigned rel = static_cast<unsigned>(off - a_beg);  // bytes from the segment's start
-      for (unsigned ub = cw * 32; ub < units; ub += nct) {
-        const unsigned u = ub + lane;
-        const bool valid = u < units;
-        const unsigned uu = valid ? u : units - 1;
-        const unsigned o = rel + 16 * uu;
-        // row = o / row_bytes, via o / 32 / row_div with one correction step.
-        const unsigned n32 = o >> 5;
-        unsigned q = __umulhi(n32, p.row_magic);
-        unsigned r = n32 - q * p.row_div;
-        if (r >= p.row_div) {
-          ++q;
-          r -= p.row_div;
-        }
-        const unsigned j = 2 * r + ((o >> 4) & 1);  // unit within the row
-        const float contrib = valid ? unit_dot(sa + 16 * uu, ssf + 2 * uu, bslots, sfb2, j) : 0.0f;
-        const int row = seg_row0 + static_cast<int>(q);
-        const int rf = __shfl_sync(0xffffffffu, row, 0);
-        const int rl = __shfl_sync(0xffffffffu, row, 31);
-        if (rf == rl) {
-          if (rf != wrow) {
-            flush();
-            wrow = rf;
-          }
-          acc += contrib;
-        } else {
-          // A row boundary inside this warp's 512 bytes: segmented reduction, heads add.
-          flush();
-          wrow = -1;
-          float v = contrib;
+      // Each warp takes a contiguous run of the stage's units (whole 512-byte steps), so a warp stays
+      // in one row for several steps when rows are long.
+      const unsigned per_warp = ((units + nw - 1) / nw + (32 * kUnits - 1)) & ~(32u * kUnits - 1);
+      const unsigned u_end = min(units, (cw + 1) * per_warp);
+      for (unsigned ub = cw * per_warp; ub < u_end; ub += 32 * kUnits) {
+        // kUnits independent units per lane (ILP): lane handles ub + 32 i + lane, i < kUnits.
+        float contrib[kUnits];
+        int row[kUnits];
 #pragma unroll
-          for (int d = 1; d < 32; d <<= 1) {
-            const float t = __shfl_down_sync(0xffffffffu, v, d);
-            const int tr = __shfl_down_sync(0xffffffffu, row, d);
-            if (lane + d < 32 && tr == row) v += t;
+        for (int i = 0; i < kUnits; ++i) {
+          const unsigned u = ub + 32 * i + lane;
+          const bool valid = u < u_end;
+          const unsigned uu = valid ? u : u_end - 1;
+          const unsigned o = rel + 16 * uu;
+          // row = o / row_bytes, via o / 32 / row_div with one correction step.
+          const unsigned n32 = o >> 5;
+          unsigned q = __umulhi(n32, p.row_magic);
+          unsigned r = n32 - q * p.row_div;
+          if (r >= p.row_div) {
+            ++q;
+            r -= p.row_div;
           }
-          const int prev = __shfl_up_sync(0xffffffffu, row, 1);
-          if (lane == 0 || prev != row) atomicAdd(&rowsum[row], v);
+          const unsigned j = 2 * r + ((o >> 4) & 1);  // unit within the row
+          // Unconditional (uu is clamped to a real unit) so the compiler interleaves the units.
+          const float c = unit_dot(sa + 16 * uu, ssf + 2 * uu, bslots, sfb2, j);
+          contrib[i] = valid ? c : 0.0f;
+          row[i] = seg_row0 + static_cast<int>(q);
+        }
+#pragma unroll
+        for (int i = 0; i < kUnits; ++i) {
+          const int rf = __shfl_sync(0xffffffffu, row[i], 0);
+          const int rl = __shfl_sync(0xffffffffu, row[i], 31);
+          if (rf == rl) {
+            if (rf != wrow) {
+              flush();
+              wrow = rf;
+            }
+            acc += contrib[i];
+          } else {
+            // A row boundary inside these 512 bytes: segmented reduction, heads add.
+            flush();
+            wrow = -1;
+            float v = contrib[i];
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+              const float t = __shfl_down_sync(0xffffffffu, v, d);
+              const int tr = __shfl_down_sync(0xffffffffu, row[i], d);
+              if (lane + d < 32 && tr == row[i]) v += t;
+            }
+            const int prev = __shfl_up_sync(0xffffffffu, row[i], 1);
+            if (lane == 0 || prev != row[i]) part[row[i]] += v;
+          }
         }
       }
       // consumer_release: the whole warp is done reading this stage.
@@ -371,7 +405,12 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
   }
   flush();
   consumer_bar_sync(nct);
-  for (int i = ct; i < rows_here; i += nct) p.c[g0 + i] = __float2half_rn(rowsum[i]);
+  for (int i = ct; i < rows_here; i += nct) {
+    float sum = 0.0f;
+    for (int w = 0; w < nw; ++w) sum += rowsum[w * rows_here + i];
+    p.c[g0 + i] = __float2half_rn(sum);
+  }
+  if (tl) tl[2] = ptx::get_sreg_globaltimer();
 }
 
 // ---- the plain reference kernel -----------------------------------------------------------------
@@ -451,7 +490,7 @@ model::GemvHints hints_of(const GemvTuning& t) {
   return h;
 }
 
-template <int kPhase, bool kWatchdog>
+template <int kPhase, bool kWatchdog, int kUnits>
 GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& tuning,
                       unsigned long long watchdog_ns, GemvWatchdogHit* hit_dev) {
   if (GemvResult v = validate_gemv_args(x); !v) return v;
@@ -489,8 +528,9 @@ GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& 
   p.b_buffers = plan.b_buffers;
   p.watchdog_ns = watchdog_ns;
   p.hit = hit_dev;
+  p.timeline = tuning.timeline;
 
-  auto kernel = gemv_tma_kernel<kPhase, kWatchdog>;
+  auto kernel = gemv_tma_kernel<kPhase, kWatchdog, kUnits>;
   static std::mutex mu;
   static int64_t smem_set[16] = {};
   {
@@ -513,7 +553,9 @@ GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& 
 }  // namespace
 
 GemvResult gemv_nvfp4(const GemvArgs& args, void* stream, const GemvTuning& tuning) {
-  return launch_tma<1, false>(args, static_cast<cudaStream_t>(stream), tuning, 0, nullptr);
+  if (tuning.units_per_lane == 1)
+    return launch_tma<1, false, 1>(args, static_cast<cudaStream_t>(stream), tuning, 0, nullptr);
+  return launch_tma<1, false, 2>(args, static_cast<cudaStream_t>(stream), tuning, 0, nullptr);
 }
 
 model::GemvPlan gemv_nvfp4_plan(int64_t m, int64_t k, int64_t l, const GemvTuning& tuning) {
@@ -534,8 +576,8 @@ GemvResult gemv_nvfp4_watchdog(const GemvArgs& args, void* stream, bool broken_p
   GemvWatchdogHit init{};
   cudaMemcpy(dev, &init, sizeof init, cudaMemcpyHostToDevice);
   auto s = static_cast<cudaStream_t>(stream);
-  GemvResult r = broken_producer_phase ? launch_tma<0, true>(args, s, {}, watchdog_ns, dev)
-                                       : launch_tma<1, true>(args, s, {}, watchdog_ns, dev);
+  GemvResult r = broken_producer_phase ? launch_tma<0, true, 2>(args, s, {}, watchdog_ns, dev)
+                                       : launch_tma<1, true, 2>(args, s, {}, watchdog_ns, dev);
   if (r) {
     if (cudaError_t e = cudaStreamSynchronize(s); e != cudaSuccess) r = cuda_error("watchdog run", e);
   }

@@ -1,0 +1,41 @@
+// The rules a run can report as broken: ids used by `expect error KIND`, findings and --json.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace pipesim::sim {
+
+struct RuleInfo {
+  std::string_view id;
+  bool fatal;                 // false: a warning, never a verdict
+  std::string_view summary;
+};
+
+inline constexpr RuleInfo kRules[] = {
+    {"pending_underflow", true, "an arrival would take pending below zero (H100: the kernel faults)"},
+    {"tx_range", true, "the transaction count left -(2^20-1) .. 2^20-1"},
+    {"count_range", true, "an arrival count of 0 or above 2^20-1, or arrive_drop leaving no participant"},
+    {"uninit", true, "a barrier used before init"},
+    {"reinit", true, "init of a live barrier"},
+    {"init_not_fenced", true, "a remote CTA or the TMA touched a barrier before fence_init (+ a cluster barrier)"},
+    {"remote_wait", true, "a wait on another CTA's barrier"},
+    {"stale_wait", true, "a tracked wait issued two or more phases away from the barrier's phase"},
+    {"early_completion", true, "bytes landed after the phase they were issued for had completed without them"},
+    {"exit_inflight", true, "a CTA exited with TMA loads landing in it or bulk stores still reading it"},
+    {"exited_target", true, "an arrival or copy aimed at a CTA that has exited"},
+    {"named_count_mismatch", true, "one named barrier used with different thread counts in one phase"},
+    {"named_overrun", true, "a warp arrived twice on a named or cluster barrier within one phase"},
+    {"bad_operand", true, "an operand out of its range at run time (TMA size, mask, id, index)"},
+    {"assertion", true, "a test_wait ... expect did not hold"},
+    {"tx_overshoot", false, "more bytes landed than the phase's arrivals expected (tx stuck below zero)"},
+    {"dangling_expect_tx", false, "a CTA exits with a barrier still expecting bytes"},
+};
+
+inline const RuleInfo* find_rule(std::string_view id) {
+  for (const RuleInfo& r : kRules)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+}  // namespace pipesim::sim
