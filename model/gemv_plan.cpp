@@ -61,6 +61,7 @@ GemvPlan plan_gemv(const GemvShape& s, const Capacity& cap, const GemvHints& hin
   const int64_t cta_a_bytes = p.rows_per_cta * row_a_bytes;
   p.b_buffers = s.l > 1 ? 2 : 1;
   p.b_buffer_bytes = round_up(s.k * 2 + s.k / 16 * 4, 128);
+  const int64_t vraw_bytes = round_up(s.k / 2 + s.k / 16 + 32, 128);
   const int64_t rowsum_bytes = round_up(int64_t{p.consumer_warps} * p.rows_per_cta * 4, 128);
   const int max_stages = hints.max_stages > 0 ? hints.max_stages : kDefaultMaxStages;
 
@@ -71,8 +72,9 @@ GemvPlan plan_gemv(const GemvShape& s, const Capacity& cap, const GemvHints& hin
     const int64_t sf = round_up(sa / 8 + 32, 16);
     const int64_t stride = round_up(sa + sf, 128);
     for (int st = max_stages; st >= 2; --st) {
-      const int64_t bars = round_up(int64_t{16} * st + 16, 128);
-      const int64_t total = 128 + bars + stride * st + p.b_buffers * p.b_buffer_bytes + rowsum_bytes;
+      const int64_t bars = round_up(int64_t{16} * st + 32 + 16, 128);
+      const int64_t total =
+          128 + bars + stride * st + p.b_buffers * (p.b_buffer_bytes + vraw_bytes) + rowsum_bytes;
       if (total <= smem_cap) {
         p.stage_a_bytes = sa;
         p.stage_sf_bytes = sf;
@@ -80,10 +82,14 @@ GemvPlan plan_gemv(const GemvShape& s, const Capacity& cap, const GemvHints& hin
         p.stages = st;
         p.off_full = 0;
         p.off_empty = int64_t{8} * st;
-        p.off_flag = int64_t{16} * st;
+        p.off_vfull = int64_t{16} * st;
+        p.off_vempty = p.off_vfull + 16;
+        p.off_flag = p.off_vempty + 16;
         p.off_ring = bars;
         p.off_b = p.off_ring + stride * st;
-        p.off_rowsum = p.off_b + p.b_buffers * p.b_buffer_bytes;
+        p.vraw_bytes = vraw_bytes;
+        p.off_vraw = p.off_b + p.b_buffers * p.b_buffer_bytes;
+        p.off_rowsum = p.off_vraw + p.b_buffers * vraw_bytes;
         p.smem_bytes = total;
         // Segments: a CTA's row range touches at most cdiv(rows - 1, m) + 1 batches.
         const int64_t segments = (p.rows_per_cta - 1 + s.m - 1) / s.m + 1;

@@ -50,10 +50,16 @@ struct GemvPlan {
   // two buffers when a CTA can cross a batch boundary.
   int b_buffers = 0;
   int64_t b_buffer_bytes = 0;
+  // Raw vector staging (b_buffers slots, filled by TMA in stream order): k/2 bytes of b, then the sfb bytes
+  // from the 16-byte boundary at or below the batch's first one (k/16 + 32 bytes of room).
+  int64_t off_vraw = 0;
+  int64_t vraw_bytes = 0;
 
   // Shared-memory layout (byte offsets from a 128-byte aligned base).
   int64_t off_full = 0;         // S mbarriers (8 bytes each)
   int64_t off_empty = 0;        // S mbarriers
+  int64_t off_vfull = 0;        // 2 mbarriers: the vector pipeline (raw b + sfb per batch, by TMA)
+  int64_t off_vempty = 0;       // 2 mbarriers
   int64_t off_flag = 0;         // one 16-byte word (the kernel's abort flag)
   int64_t off_ring = 0;         // S stages of stage_a_bytes + stage_sf_bytes, 128-byte aligned each
   int64_t stage_stride = 0;

@@ -39,8 +39,73 @@ struct Event {
   int64_t value;
   int64_t phase = 0;  // TxLand: phases the target barrier had completed when the copy was issued
 };
-struct Later {
-  bool operator()(const Event& x, const Event& y) const { return x.t > y.t || (x.t == y.t && x.seq > y.seq); }
+// Heap entries are 16 bytes: the time and (sequence << 24 | payload index). The sequence
+// breaks ties deterministically; payloads live in a free-listed pool.
+struct QKey {
+  double t;
+  uint64_t seq_idx;
+};
+
+// A binary heap with a one-entry hold in front of it: most pushes are the warp's own next step,
+// which is often the earliest event of all and then never touches the heap.
+class EventQueue {
+ public:
+  static constexpr uint64_t kIdxBits = 24;
+  bool empty() const { return !held_ && heap_.empty(); }
+  void push(const Event& e) {
+    uint32_t idx;
+    if (!free_.empty()) {
+      idx = free_.back();
+      free_.pop_back();
+      pool_[idx] = e;
+    } else {
+      idx = static_cast<uint32_t>(pool_.size());
+      if (idx >= (1u << kIdxBits)) throw std::runtime_error("more than 16M simultaneous events in flight");
+      pool_.push_back(e);
+    }
+    const QKey k{e.t, (e.seq << kIdxBits) | idx};
+    if (!held_) {
+      if (heap_.empty() || before(k, heap_.front())) {
+        hold_ = k;
+        held_ = true;
+        return;
+      }
+    } else if (before(k, hold_)) {
+      heap_push(hold_);
+      hold_ = k;
+      return;
+    }
+    heap_push(k);
+  }
+  Event pop() {
+    QKey k;
+    if (held_) {
+      held_ = false;
+      k = hold_;
+    } else {
+      std::pop_heap(heap_.begin(), heap_.end(), Later{});
+      k = heap_.back();
+      heap_.pop_back();
+    }
+    const uint32_t idx = static_cast<uint32_t>(k.seq_idx & ((1u << kIdxBits) - 1));
+    free_.push_back(idx);
+    return pool_[idx];
+  }
+
+ private:
+  static bool before(const QKey& a, const QKey& b) { return a.t < b.t || (a.t == b.t && a.seq_idx < b.seq_idx); }
+  struct Later {
+    bool operator()(const QKey& a, const QKey& b) const { return before(b, a); }
+  };
+  void heap_push(const QKey& k) {
+    heap_.push_back(k);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
+  }
+  std::vector<QKey> heap_;
+  std::vector<Event> pool_;
+  std::vector<uint32_t> free_;
+  QKey hold_{};
+  bool held_ = false;
 };
 
 enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed };
@@ -120,8 +185,7 @@ class Engine {
       if (res_.events >= o_.max_events)
         throw std::runtime_error("event limit of " + std::to_string(o_.max_events) +
                                  " reached; raise it with --max-events if the scenario is really this long");
-      Event e = q_.top();
-      q_.pop();
+      const Event e = q_.pop();
       ++res_.events;
       now_ = e.t;
       dispatch(e);
@@ -547,22 +611,10 @@ class Engine {
     for (uint32_t x : ws) resume(warps_[x], x, at);
   }
 
-  // Applies an mbarrier operation on CTA `c`'s slot `s`, wakes waiters, reports violations.
-  void apply(int c, uint32_t s, OpKind kind, int64_t value, uint32_t site, WarpRt* w) {
-    CtaRt& ct = cta(c);
-    MBarrier& b = ct.bars[s];
-    MbarOutcome r;
-    if (kind == OpKind::ArriveExpectTx || kind == OpKind::ExpectTx) ct.expect_site[s] = site;
-    switch (kind) {
-      case OpKind::Arrive: r = mbar_arrive(b, value); break;
-      case OpKind::ArriveExpectTx: r = mbar_arrive_expect_tx(b, value); break;
-      case OpKind::ExpectTx: r = mbar_expect_tx(b, value); break;
-      case OpKind::CompleteTx: r = mbar_complete_tx(b, value); break;
-      case OpKind::ArriveDrop: r = mbar_arrive_drop(b, value); break;
-      default: return;
-    }
+  void violation(MbarViolation v, int c, uint32_t s, OpKind kind, int64_t value, uint32_t site, WarpRt* w) {
+    const MBarrier& b = cta(c).bars[s];
     const std::string where = bar_name(s) + (w && c != w->cta ? " of CTA " + std::to_string(c) : "");
-    switch (r.violation) {
+    switch (v) {
       case MbarViolation::None: break;
       case MbarViolation::PendingUnderflow:
         return fault("pending_underflow", w, site,
@@ -579,7 +631,25 @@ class Engine {
         return fault("uninit", w, site, std::string(op_name(kind)) + " on " + where + ", which was never initialised");
       case MbarViolation::Reinit: break;
     }
+  }
+
+  // Applies an mbarrier operation on CTA `c`'s slot `s`, wakes waiters, reports violations.
+  void apply(int c, uint32_t s, OpKind kind, int64_t value, uint32_t site, WarpRt* w) {
+    CtaRt& ct = cta(c);
+    MBarrier& b = ct.bars[s];
+    MbarOutcome r;
+    if (kind == OpKind::ArriveExpectTx || kind == OpKind::ExpectTx) ct.expect_site[s] = site;
+    switch (kind) {
+      case OpKind::Arrive: r = mbar_arrive(b, value); break;
+      case OpKind::ArriveExpectTx: r = mbar_arrive_expect_tx(b, value); break;
+      case OpKind::ExpectTx: r = mbar_expect_tx(b, value); break;
+      case OpKind::CompleteTx: r = mbar_complete_tx(b, value); break;
+      case OpKind::ArriveDrop: r = mbar_arrive_drop(b, value); break;
+      default: return;
+    }
+    if (r.violation != MbarViolation::None) return violation(r.violation, c, s, kind, value, site, w);
     if (r.phases_completed) {
+
       if (o_.record_trace)
         res_.instants.push_back(TraceInstant{c, now_, bar_name(s) + " phase " + std::to_string(b.completed - 1) + " complete"});
       auto& ws = ct.waiters[s];
@@ -724,7 +794,7 @@ class Engine {
   RunOptions o_;
   model::Timing tm_;
   std::mt19937_64 rng_;
-  std::priority_queue<Event, std::vector<Event>, Later> q_;
+  EventQueue q_;
   uint64_t seq_ = 0;
   double now_ = 0;
   double hbm_free_ = 0;

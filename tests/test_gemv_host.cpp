@@ -157,12 +157,17 @@ void check_plan(const pm::GemvShape& s, const pm::Capacity& cap, const pm::GemvH
   EXPECT_GE(p.stage_stride, p.stage_a_bytes + p.stage_sf_bytes);
   // Layout: barriers, flag, ring, vector buffers, row sums, in order and not overlapping.
   EXPECT_EQ(p.off_empty, p.off_full + 8 * p.stages);
-  EXPECT_GE(p.off_flag, p.off_empty + 8 * p.stages);
+  EXPECT_GE(p.off_vfull, p.off_empty + 8 * p.stages);
+  EXPECT_EQ(p.off_vempty, p.off_vfull + 16);
+  EXPECT_GE(p.off_flag, p.off_vempty + 16);
   EXPECT_GE(p.off_ring, p.off_flag + 16);
   EXPECT_EQ(p.off_ring % 128, 0);
   EXPECT_GE(p.off_b, p.off_ring + p.stage_stride * p.stages);
   EXPECT_GE(p.b_buffer_bytes, s.k * 2 + s.k / 16 * 4);
-  EXPECT_GE(p.off_rowsum, p.off_b + p.b_buffers * p.b_buffer_bytes);
+  EXPECT_GE(p.off_vraw, p.off_b + p.b_buffers * p.b_buffer_bytes);
+  EXPECT_EQ(p.off_vraw % 128, 0);
+  EXPECT_GE(p.vraw_bytes, s.k / 2 + s.k / 16 + 30);
+  EXPECT_GE(p.off_rowsum, p.off_vraw + p.b_buffers * p.vraw_bytes);
   EXPECT_LE(p.off_rowsum + p.consumer_warps * p.rows_per_cta * 4 + 128, p.smem_bytes);
   // Work split: every row owned by one CTA.
   EXPECT_EQ(p.rows_total, s.m * s.l);

@@ -47,7 +47,9 @@ struct Params {
   int stages;
   unsigned stage_a_bytes;
   unsigned stage_stride;
-  unsigned off_full, off_empty, off_flag, off_ring, off_b, off_rowsum;
+  unsigned off_full, off_empty, off_vfull, off_vempty, off_flag, off_ring, off_b, off_vraw, off_rowsum;
+  unsigned vraw_bytes;
+  long long sfb_total;  // bytes of sfb, all batches
   unsigned b_buffer_bytes;
   int b_buffers;
   unsigned long long watchdog_ns;
@@ -149,13 +151,16 @@ __device__ __forceinline__ float warp_sum(float v) {
 
 // Decode batch `batch`'s vector into buffer `buf`: b as f16 pairs in decode_word's pairing (times
 // 2^14 on Hopper, i.e. exact b), sfb as f32 times the same factor (undoes a's 2^-14 on Hopper).
-__device__ void decode_vector(const Params& p, long long batch, uint8_t* buf, int ct, int nct) {
+// `raw` is the vector slot the producer filled by TMA: k/2 bytes of b, then sfb from the 16-byte
+// boundary at or below the batch's first scale byte.
+__device__ void decode_vector(const Params& p, long long batch, const uint8_t* raw, uint8_t* buf, int ct,
+                              int nct) {
   const unsigned words = static_cast<unsigned>(p.k) / 8;
-  const uint32_t* bw = reinterpret_cast<const uint32_t*>(p.b + batch * p.row_bytes);
+  const uint32_t* bw = reinterpret_cast<const uint32_t*>(raw);
   uint4* slots = reinterpret_cast<uint4*>(buf);
   const __half2 fix = __float2half2_rn(kDecodeFix);
   for (unsigned wi = ct; wi < words; wi += nct) {
-    uint4 d = decode_word(__ldg(bw + wi));
+    uint4 d = decode_word(bw[wi]);
     d.x = as_u32(__hmul2(as_h2(d.x), fix));
     d.y = as_u32(__hmul2(as_h2(d.y), fix));
     d.z = as_u32(__hmul2(as_h2(d.z), fix));
@@ -163,7 +168,7 @@ __device__ void decode_vector(const Params& p, long long batch, uint8_t* buf, in
     slots[b_slot(wi / 4, wi % 4)] = d;
   }
   const unsigned nsf = static_cast<unsigned>(p.k) / 16;
-  const uint8_t* sb = p.sfb + batch * nsf;
+  const uint8_t* sb = raw + p.row_bytes + ((batch * nsf) & 15);
   float* sf = reinterpret_cast<float*>(buf + static_cast<size_t>(p.k) * 2);
   for (unsigned i = ct; i < nsf; i += nct) {
     const __half h = __half(__nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(sb[i]), __NV_E4M3));
@@ -237,6 +242,8 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
   uint8_t* smem = smem_raw + pad;
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + p.off_full);
   uint64_t* empty = reinterpret_cast<uint64_t*>(smem + p.off_empty);
+  uint64_t* vfull = reinterpret_cast<uint64_t*>(smem + p.off_vfull);
+  uint64_t* vempty = reinterpret_cast<uint64_t*>(smem + p.off_vempty);
   volatile int* abort_flag = reinterpret_cast<volatile int*>(smem + p.off_flag);
   uint8_t* ring = smem + p.off_ring;
   float* rowsum = reinterpret_cast<float*>(smem + p.off_rowsum);
@@ -255,6 +262,10 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
       ptx::mbarrier_init(&full[i], 1);
       ptx::mbarrier_init(&empty[i], static_cast<uint32_t>(nw));
     }
+    for (int i = 0; i < p.b_buffers; ++i) {
+      ptx::mbarrier_init(&vfull[i], 1);
+      ptx::mbarrier_init(&vempty[i], static_cast<uint32_t>(nw));
+    }
     *abort_flag = 0;
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
@@ -264,8 +275,34 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
     // ---------------- producer ----------------
     if (lane != 0) return;
     PipeState ps{0, kProducerStartPhase, 0};  // CUTLASS: the producer starts at phase 1
+    PipeState vs{0, 1, 0};                    // vector pipeline (always the correct start phase)
     for (long long gs = g0, ge; gs < g1; gs = ge) {
-      ge = min(g1, (gs / p.m + 1) * p.m);
+      const long long batch = gs / p.m;
+      ge = min(g1, (batch + 1) * p.m);
+      {
+        // The segment's vector (raw b and sfb) by TMA, ahead of its A stages in the same stream, so
+        // it never queues behind the A traffic as a plain load would.
+        if (!wait_parity<kWatchdog>(&vempty[vs.index], vs.phase, p, abort_flag, 3, vs.index, vs.count)) return;
+        uint8_t* vdst = smem + p.off_vraw + static_cast<size_t>(vs.index) * p.vraw_bytes;
+        uint8_t* vsf = vdst + rb;
+        const long long nsf = p.k / 16;
+        const long long f_lo = batch * nsf, f_hi = f_lo + nsf;
+        const long long f0 = f_lo & ~15LL;
+        long long fe = (f_hi + 15) & ~15LL;
+        if (fe > p.sfb_total) {
+          fe = p.sfb_total & ~15LL;
+          for (long long t = max(fe, f0); t < f_hi; ++t) vsf[t - f0] = p.sfb[t];
+          ptx::fence_proxy_async(ptx::space_shared);
+        }
+        const uint32_t vtx = static_cast<uint32_t>(rb + (fe > f0 ? fe - f0 : 0));
+        ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &vfull[vs.index], vtx);
+        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, vdst, p.b + batch * rb,
+                           static_cast<uint32_t>(rb), &vfull[vs.index]);
+        if (fe > f0)
+          ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, vsf, p.sfb + f0,
+                             static_cast<uint32_t>(fe - f0), &vfull[vs.index]);
+        vs.advance(p.b_buffers);
+      }
       const long long a_end = ge * rb;
       for (long long off = gs * rb; off < a_end; off += SA, ps.advance(S)) {
         const int idx = ps.index;
@@ -294,6 +331,8 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
     }
     // producer_tail (CUTLASS 4.6): acquire every stage once more, so the CTA does not retire while
     // consumers still signal its barriers.
+    for (int i = 0; i < p.b_buffers; ++i, vs.advance(p.b_buffers))
+      if (!wait_parity<kWatchdog>(&vempty[vs.index], vs.phase, p, abort_flag, 3, vs.index, vs.count)) return;
     for (int i = 0; i < S; ++i, ps.advance(S)) {
       if (!wait_parity<kWatchdog>(&empty[ps.index], ps.phase, p, abort_flag, 1, ps.index, ps.count)) return;
     }
@@ -322,15 +361,20 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
   };
 
   PipeState cs{0, 0, 0};  // the consumer starts at phase 0
+  PipeState vc{0, 0, 0};
   int seg = 0;
   for (long long gs = g0, ge; gs < g1; gs = ge, ++seg) {
     const long long batch = gs / p.m;
     ge = min(g1, (batch + 1) * p.m);
     uint8_t* bbuf = smem + p.off_b + (p.b_buffers > 1 ? (seg & 1) : 0) * p.b_buffer_bytes;
-    decode_vector(p, batch, bbuf, ct, nct);
+    if (!wait_parity<kWatchdog>(&vfull[vc.index], vc.phase, p, abort_flag, 2, vc.index, vc.count)) return;
+    decode_vector(p, batch, smem + p.off_vraw + static_cast<size_t>(vc.index) * p.vraw_bytes, bbuf, ct, nct);
     // Orders the vector decode (and, the first time, the rowsum zeroing) before any use; a buffer is
-    // rewritten only two segments later, after every consumer passed this barrier once more.
+    // rewritten only two segments later, after every consumer passed this barrier once more. After it
+    // the raw slot is free again.
     consumer_bar_sync(nct);
+    if (lane == 0) ptx::mbarrier_arrive(&vempty[vc.index]);
+    vc.advance(p.b_buffers);
     const uint4* bslots = reinterpret_cast<const uint4*>(bbuf);
     const float2* sfb2 = reinterpret_cast<const float2*>(bbuf + static_cast<size_t>(p.k) * 2);
     const long long a_beg = gs * rb, a_end = ge * rb;
@@ -521,6 +565,11 @@ GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& 
   p.off_full = static_cast<unsigned>(plan.off_full);
   p.off_empty = static_cast<unsigned>(plan.off_empty);
   p.off_flag = static_cast<unsigned>(plan.off_flag);
+  p.off_vfull = static_cast<unsigned>(plan.off_vfull);
+  p.off_vempty = static_cast<unsigned>(plan.off_vempty);
+  p.off_vraw = static_cast<unsigned>(plan.off_vraw);
+  p.vraw_bytes = static_cast<unsigned>(plan.vraw_bytes);
+  p.sfb_total = x.l * (x.k / 16);
   p.off_ring = static_cast<unsigned>(plan.off_ring);
   p.off_b = static_cast<unsigned>(plan.off_b);
   p.off_rowsum = static_cast<unsigned>(plan.off_rowsum);

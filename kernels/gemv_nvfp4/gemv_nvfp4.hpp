@@ -87,7 +87,7 @@ struct GemvWatchdogHit {
   int fired = 0;        // number of waits that timed out
   int cta = -1;
   int warp = -1;        // 0: producer warp; 1..: consumer warps
-  int barrier = -1;     // 0: full[], 1: empty[]
+  int barrier = -1;     // 0: full[], 1: empty[], 2: vfull[], 3: vempty[] (the vector pipeline)
   int stage = -1;       // ring index
   int parity = -1;      // parity waited for
   long long iteration = -1;  // the warp's pipeline iteration (stage counter)
