@@ -19,6 +19,12 @@ constexpr Timing kHopperTiming{
     .cluster_barrier_ns = 200.0,
 };
 
+// tcgen05 dense rates per SM per clock. B200's vendor peaks (bf16 2.25 PF, fp8 4.5 PF, fp4 9 PF)
+// over 148 SMs at 1.965 GHz give 7737 / 15474 / 30949: the power-of-two rates 8192 / 16384 /
+// 32768 FLOP/clk/SM at the ~1.86 GHz the peaks imply. Order: F16, TF32, F8F6F4, I8, MxF8F6F4,
+// MxF4, MxF4NvF4.
+constexpr std::array<double, kNumMmaKinds> kBlackwellMma{8192, 4096, 16384, 16384, 16384, 32768, 32768};
+
 constexpr Timing kBlackwellTiming{
     .clock_ghz = 1.965,
     .hbm_bytes_per_ns = 7670.0,
@@ -30,6 +36,9 @@ constexpr Timing kBlackwellTiming{
     .remote_arrive_ns = 150.0,
     .named_barrier_ns = 15.0,
     .cluster_barrier_ns = 200.0,
+    .mma_issue_ns = 2.0,
+    .tmem_ld_ns_per_col = 0.5,
+    .tmem_ld_latency_ns = 100.0,
 };
 
 constexpr Capacity kDatacenter{
@@ -75,12 +84,12 @@ constexpr std::array kArchs{
          232448},
     Arch{"sm_100a", "B200", with_blackwell(kDatacenter, 148), kBlackwellTiming, true, false, "",
          // CUTLASS SMEM_CAPACITY_MAP["sm_100"] = (228 - 1) * 1024
-         232448},
+         232448, 1024, kBlackwellMma},
     // B300: same SM count and capacities as B200 in public material; unconfirmed.
     Arch{"sm_103a", "B300", with_blackwell(kDatacenter, 148), kBlackwellTiming, true, true,
          "B300 capacities assumed equal to B200 (SM count, shared memory, TMEM); not confirmed on silicon",
          // CUTLASS SMEM_CAPACITY_MAP["sm_103"] = (228 - 1) * 1024
-         232448},
+         232448, 1024, kBlackwellMma},
     Arch{"sm_120a", "RTX PRO 6000", kConsumerBlackwell,
          Timing{.clock_ghz = 2.4, .hbm_bytes_per_ns = 1800.0, .tma_latency_ns = 600.0,
                 .tma_issue_ns = 10.0, .smem_bytes_per_ns = 128.0 * 2.4, .op_issue_ns = 2.0,
@@ -96,6 +105,42 @@ constexpr std::array kArchs{
 }  // namespace
 
 std::span<const Arch> all_archs() { return kArchs; }
+
+std::string_view mma_kind_name(MmaKind k) {
+  switch (k) {
+    case MmaKind::F16: return "f16";
+    case MmaKind::TF32: return "tf32";
+    case MmaKind::F8F6F4: return "f8f6f4";
+    case MmaKind::I8: return "i8";
+    case MmaKind::MxF8F6F4: return "mxf8f6f4";
+    case MmaKind::MxF4: return "mxf4";
+    case MmaKind::MxF4NvF4: return "mxf4nvf4";
+  }
+  return "?";
+}
+
+std::optional<MmaKind> mma_kind_from_name(std::string_view name) {
+  for (int i = 0; i < kNumMmaKinds; ++i)
+    if (mma_kind_name(static_cast<MmaKind>(i)) == name) return static_cast<MmaKind>(i);
+  return std::nullopt;
+}
+
+std::string mma_shape_error(MmaKind kind, int m, int n, int k, int cta_group) {
+  const bool scaled4 = kind == MmaKind::MxF4 || kind == MmaKind::MxF4NvF4;
+  const int want_k = kind == MmaKind::F16 ? 16 : kind == MmaKind::TF32 ? 8 : scaled4 ? 64 : 32;
+  if (cta_group != 1 && cta_group != 2) return "cta_group must be 1 or 2";
+  if (k != want_k)
+    return "K must be " + std::to_string(want_k) + " for kind::" + std::string(mma_kind_name(kind)) + ", got " + std::to_string(k);
+  if (cta_group == 1) {
+    if (scaled4 && m != 128) return "kind::" + std::string(mma_kind_name(kind)) + " under cta_group::1 needs M = 128, got " + std::to_string(m);
+    if (m != 64 && m != 128) return "M must be 64 or 128 under cta_group::1, got " + std::to_string(m);
+    if (n < 8 || n > 256 || n % 8 != 0) return "N must be 8..256 in steps of 8 under cta_group::1, got " + std::to_string(n);
+  } else {
+    if (m != 128 && m != 256) return "M must be 128 or 256 under cta_group::2, got " + std::to_string(m);
+    if (n < 16 || n > 256 || n % 16 != 0) return "N must be 16..256 in steps of 16 under cta_group::2, got " + std::to_string(n);
+  }
+  return {};
+}
 
 const Arch* find_arch(std::string_view name) {
   for (const Arch& a : kArchs)

@@ -3,9 +3,11 @@
 // calibration (docs/calibration.md says where each comes from and how sure we are).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace pipesim::model {
@@ -38,7 +40,21 @@ struct Timing {
   double remote_arrive_ns = 0;      // arrive on another CTA's barrier (DSMEM)
   double named_barrier_ns = 0;      // last arrival to release
   double cluster_barrier_ns = 0;    // last arrival to release
+  // tcgen05 (zero where the architecture has none)
+  double mma_issue_ns = 0;          // cost to the issuing thread of one tcgen05.mma
+  double tmem_ld_ns_per_col = 0;    // tcgen05.ld/st: per 32-bit column, whole warp
+  double tmem_ld_latency_ns = 0;
 };
+
+// tcgen05.mma instruction kinds (PTX .kind), in this order everywhere.
+enum class MmaKind : uint8_t { F16, TF32, F8F6F4, I8, MxF8F6F4, MxF4, MxF4NvF4 };
+inline constexpr int kNumMmaKinds = 7;
+std::string_view mma_kind_name(MmaKind k);
+std::optional<MmaKind> mma_kind_from_name(std::string_view name);
+
+// Why a tcgen05.mma shape is illegal for (kind, cta_group), or empty when it is legal
+// (semantics.md: per-kind M, N, K rules; mxf4nvf4 M=128 only under cta_group::1).
+std::string mma_shape_error(MmaKind kind, int m, int n, int k, int cta_group);
 
 struct Arch {
   std::string_view name;            // "sm_90a"
@@ -57,6 +73,8 @@ struct Arch {
   // Shared memory the driver reserves per resident CTA (CUDA programming guide, compute capability
   // 8.0+: 1 KiB per block; it is also smem_per_sm - smem_per_block in semantics.md's table).
   int64_t smem_reserved_per_block = 1024;
+  // Dense tcgen05 rate of one SM in FLOP/clock per MmaKind (all zero without tcgen05).
+  std::array<double, kNumMmaKinds> mma_flops_per_clk{};
 };
 
 // All architectures pipesim knows, in a fixed order.

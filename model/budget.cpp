@@ -395,7 +395,7 @@ BudgetReport check_budget(const GemmConfig& cfg_in, const Capacity* device) {
   const bool scaled = mma->block_scaled;
   if (g != 1 && g != 2) bad(fmt::format("cta_group must be 1 or 2, got {}", g));
   {
-    const bool mxf4 = mma->kind == MmaKind::mxf4 || mma->kind == MmaKind::mxf4nvf4;
+    const bool mxf4 = mma->kind == MmaKind::MxF4 || mma->kind == MmaKind::MxF4NvF4;
     bool m_ok = false;
     std::string m_rule;
     if (g == 1) {

@@ -79,17 +79,7 @@ std::optional<OperandFormat> parse_operand_format(std::string_view s) {
   return std::nullopt;
 }
 
-std::string_view mma_kind_name(MmaKind k) {
-  switch (k) {
-    case MmaKind::f16: return "kind::f16";
-    case MmaKind::tf32: return "kind::tf32";
-    case MmaKind::f8f6f4: return "kind::f8f6f4";
-    case MmaKind::mxf8f6f4: return "kind::mxf8f6f4";
-    case MmaKind::mxf4: return "kind::mxf4";
-    case MmaKind::mxf4nvf4: return "kind::mxf4nvf4";
-  }
-  return "?";
-}
+std::string mma_kind_ptx(MmaKind k) { return "kind::" + std::string(mma_kind_name(k)); }
 
 std::optional<MmaInfo> select_mma(Dtype a, Dtype b, std::optional<Dtype> sf, int sf_vec,
                                   std::string* error) {
@@ -101,13 +91,13 @@ std::optional<MmaInfo> select_mma(Dtype a, Dtype b, std::optional<Dtype> sf, int
   if (!sf) {
     // Dense kinds (PTX tcgen05.mma): K per instruction = 32 bytes of the operand type.
     if ((a == Dtype::f16 || a == Dtype::bf16) && a == b)
-      return MmaInfo{MmaKind::f16, 16, 16, 16, false};  // kind::f16, K = 16
+      return MmaInfo{MmaKind::F16, 16, 16, 16, false};  // kind::f16, K = 16
     if (a == Dtype::tf32 && b == Dtype::tf32)
-      return MmaInfo{MmaKind::tf32, 8, 32, 32, false};  // kind::tf32, K = 8
+      return MmaInfo{MmaKind::TF32, 8, 32, 32, false};  // kind::tf32, K = 8
     if (is_narrow(a) && is_narrow(b))
       // kind::f8f6f4, K = 32. f6/f4 operands of this kind sit unpacked, one byte per element, in
       // shared memory (TMA U4/U6_UNPACK_U8 formats) — marked uncertain in docs/budget.md.
-      return MmaInfo{MmaKind::f8f6f4, 32, 8, 8, false};
+      return MmaInfo{MmaKind::F8F6F4, 32, 8, 8, false};
     return fail("no tcgen05.mma kind takes A " + name(a) + " with B " + name(b) +
                 " (A and B must both be f16, both bf16, both tf32, or both f8/f6/f4)");
   }
@@ -126,12 +116,12 @@ std::optional<MmaInfo> select_mma(Dtype a, Dtype b, std::optional<Dtype> sf, int
     return fail("scale-factor vector 32 needs ue8m0 scales (MX); e4m3 scales go with vector 16");
   if (both_f4) {
     // kind::mxf4 (ue8m0 / 32) or kind::mxf4nvf4 (vector 16): K = 64, operands packed two per byte.
-    const MmaKind kind = sf_vec == 32 ? MmaKind::mxf4 : MmaKind::mxf4nvf4;
+    const MmaKind kind = sf_vec == 32 ? MmaKind::MxF4 : MmaKind::MxF4NvF4;
     return MmaInfo{kind, 64, 4, 4, true};
   }
   // kind::mxf8f6f4: K = 32; narrower operands unpacked to one byte each in shared memory
   // (CUTLASS needs_unpack_tma: different widths or any 6-bit operand).
-  return MmaInfo{MmaKind::mxf8f6f4, 32, 8, 8, true};
+  return MmaInfo{MmaKind::MxF8F6F4, 32, 8, 8, true};
 }
 
 int64_t scale_factor_bytes(int rows, int k, int sf_vec) {

@@ -10,6 +10,8 @@
 //   - buffers of the shared-storage struct start on 1024-byte boundaries.
 #pragma once
 
+#include "model/arch.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,13 +50,12 @@ struct OperandFormat {
 };
 std::optional<OperandFormat> parse_operand_format(std::string_view s);
 
-// tcgen05.mma instruction kinds (PTX ISA, tcgen05.mma).
-enum class MmaKind { f16, tf32, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4 };
-std::string_view mma_kind_name(MmaKind k);
+// tcgen05.mma kinds: model::MmaKind in arch.hpp. "kind::mxf4nvf4" as PTX spells it:
+std::string mma_kind_ptx(MmaKind k);
 
 // The MMA kind a pair of operand types selects, and its K per instruction.
 struct MmaInfo {
-  MmaKind kind = MmaKind::f16;
+  MmaKind kind = MmaKind::F16;
   int inst_k = 0;        // K elements per tcgen05.mma instruction
   int a_smem_bits = 0;   // bits one A element occupies in shared memory
   int b_smem_bits = 0;

@@ -11,6 +11,7 @@ constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int64_t kDefaultStageABytes = 32768;
 constexpr int kDefaultConsumerWarps = 16;
 constexpr int kDefaultMaxStages = 8;
+constexpr int kDefaultWaves = 1;
 constexpr int64_t kMaxRowsPerCta = 512;  // row sums: consumer warps x rows floats
 
 GemvPlan fail(std::string why) {
@@ -41,7 +42,8 @@ GemvPlan plan_gemv(const GemvShape& s, const Capacity& cap, const GemvHints& hin
   p.bytes_moved = gemv_bytes_moved(s);
 
   const int ctas_per_sm = hints.ctas_per_sm > 0 ? hints.ctas_per_sm : 1;
-  int64_t grid = std::min<int64_t>(p.rows_total, int64_t{cap.sms} * ctas_per_sm);
+  const int waves = hints.waves > 0 ? hints.waves : kDefaultWaves;
+  int64_t grid = std::min<int64_t>(p.rows_total, int64_t{cap.sms} * ctas_per_sm * waves);
   grid = std::max<int64_t>(grid, cdiv(p.rows_total, kMaxRowsPerCta));
   p.grid = grid;
   p.rows_per_cta = cdiv(p.rows_total, grid);

@@ -26,6 +26,7 @@ struct GemvHints {
   int consumer_warps = 0;
   int max_stages = 0;
   int ctas_per_sm = 0;
+  int waves = 0;  // grid = SMs x ctas_per_sm x waves (the hardware scheduler balances the waves)
 };
 
 struct GemvPlan {

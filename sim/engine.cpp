@@ -8,6 +8,7 @@
 #include <queue>
 #include <random>
 #include <string>
+#include <unordered_map>
 
 #include "sim/explain.hpp"
 #include "sim/lowering.hpp"
@@ -25,7 +26,7 @@ namespace {
 
 constexpr int kNamedBarriers = 16;
 
-enum class EventKind : uint8_t { WarpStep, TxLand, RemoteOp, StoreReadDone, ClusterLaunch };
+enum class EventKind : uint8_t { WarpStep, TxLand, RemoteOp, StoreReadDone, AsyncArrive };
 
 struct Event {
   double t;
@@ -108,7 +109,7 @@ class EventQueue {
   bool held_ = false;
 };
 
-enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed };
+enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed, Tmem };
 
 struct WarpRt {
   WarpRt(WarpProgram p, int c, int w, int r) : prog(std::move(p)), cta(c), warp(w), role(r) {}
@@ -121,6 +122,9 @@ struct WarpRt {
   int64_t ops = 0;
   int64_t cluster_arrived = -1;  // cluster-barrier phase this warp last arrived on
   double remote_done = 0;        // when this warp's last remote arrival lands
+  double tc_done = 0;            // when this warp's last tcgen05.mma completes
+  int64_t tc_since_commit = 0;   // tcgen05 ops issued since its last commit (0: empty group)
+  double tmem_done[2] = {0, 0};  // when its last tcgen05.ld / tcgen05.st completes
   bool retry = false;            // re-execute `cur` at the next step (ordering delay)
   // Bulk async-groups: committed groups (read-done, write-done) in commit order + the open one.
   struct Group { double read_done = 0, write_done = 0; };
@@ -138,6 +142,13 @@ struct NamedRt {
 
 struct CtaRt {
   bool started = false, exited = false;
+  int sm = 0;
+  int64_t tmem_held = 0;         // TMEM columns this CTA holds
+  int64_t tmem_last_alloc = 0;   // size of its previous allocation (they must not grow)
+  bool tmem_relinquished = false;
+  bool cluster_synced = false;   // has completed a cluster barrier wait
+  double tmem_since = 0;         // for the trace: when its current allocation began
+  std::unordered_map<int64_t, double> stage_read_done;  // (pipeline+1)<<32|stage -> store read end
   int live = 0;  // warps not exited
   std::vector<MBarrier> bars;
   std::vector<uint8_t> fenced, visible;  // per slot: fence.mbarrier_init seen; + cluster barrier
@@ -145,8 +156,18 @@ struct CtaRt {
   std::vector<std::vector<uint32_t>> waiters;  // per slot: warp ids
   NamedRt named[kNamedBarriers];
   int tma_inflight = 0;
+  uint32_t inflight_site = 0, inflight_warp = 0;  // the latest copy into this CTA (for exit_inflight)
   int store_reads_inflight = 0;
+  uint32_t store_site = 0, store_warp = 0;
   uint32_t first_warp = 0;
+};
+
+struct SmRt {
+  int resident = 0;              // CTAs on this SM
+  double tc_free = 0;            // tensor pipe busy until
+  double tc_busy = 0;            // total tensor pipe time
+  int64_t tmem_free = 0;         // TMEM columns free
+  std::vector<uint32_t> alloc_waiters;  // warps blocked in tcgen05.alloc, FIFO
 };
 
 struct ClusterRt {
@@ -171,16 +192,15 @@ class Engine {
     wpc_ = k.launch.warps();
     ctas_.resize(static_cast<size_t>(nctas_));
     clusters_.resize(static_cast<size_t>(nctas_ / csize_));
-    free_slots_ = static_cast<int64_t>(k.arch->cap.sms) * k.launch.ctas_per_sm;
+    sms_.assign(static_cast<size_t>(k.arch->cap.sms), SmRt{});
+    for (SmRt& sm : sms_) sm.tmem_free = k.arch->cap.tmem_columns;
+    ctas_per_sm_ = static_cast<int>(std::max<int64_t>(1, k.launch.ctas_per_sm));
     warps_.reserve(static_cast<size_t>(nctas_) * static_cast<size_t>(wpc_));
     role_wait_ns_.assign(std::max<size_t>(1, k.roles.size()) * (k.barriers.size() + 3), 0.0);
   }
 
   RunResult run() {
-    for (size_t c = 0; c < clusters_.size(); ++c) {
-      if (free_slots_ < csize_) break;
-      launch_cluster(static_cast<int>(c), 0.0);
-    }
+    launch_pending(0.0);
     while (!q_.empty() && !fatal_) {
       if (res_.events >= o_.max_events)
         throw std::runtime_error("event limit of " + std::to_string(o_.max_events) +
@@ -241,15 +261,33 @@ class Engine {
   }
 
   // ------------------------------------------------------------- launching
-  void launch_cluster(int cl, double t) {
+  // Starts clusters in order while their CTAs fit: each CTA of a cluster on a distinct SM, the
+  // least loaded first (CTAs spread over SMs before SMs double up).
+  void launch_pending(double t) {
+    while (next_cluster_ < static_cast<int>(clusters_.size())) {
+      std::vector<int> order;
+      for (int i = 0; i < static_cast<int>(sms_.size()); ++i)
+        if (sms_[static_cast<size_t>(i)].resident < ctas_per_sm_) order.push_back(i);
+      if (static_cast<int>(order.size()) < csize_) return;
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return sms_[static_cast<size_t>(a)].resident < sms_[static_cast<size_t>(b)].resident;
+      });
+      order.resize(static_cast<size_t>(csize_));
+      launch_cluster(next_cluster_, t, order);
+    }
+  }
+
+  void launch_cluster(int cl, double t, const std::vector<int>& on_sms) {
     ClusterRt& c = clusters_[static_cast<size_t>(cl)];
     c.started = true;
-    free_slots_ -= csize_;
     ++next_cluster_;
     for (int r = 0; r < csize_; ++r) {
       const int id = cl * csize_ + r;
       CtaRt& ct = cta(id);
       ct.started = true;
+      ct.sm = on_sms[static_cast<size_t>(r)];
+      ++sms_[static_cast<size_t>(ct.sm)].resident;
+      sms_used_ = std::max(sms_used_, ct.sm + 1);
       ct.bars.assign(slots_, MBarrier{});
       ct.fenced.assign(slots_, 0);
       ct.visible.assign(slots_, 0);
@@ -281,7 +319,7 @@ class Engine {
       case EventKind::TxLand: land(e); break;
       case EventKind::RemoteOp: remote(e); break;
       case EventKind::StoreReadDone: --cta(static_cast<int>(e.target)).store_reads_inflight; break;
-      case EventKind::ClusterLaunch: break;
+      case EventKind::AsyncArrive: async_arrive(e); break;
     }
   }
 
@@ -302,7 +340,7 @@ class Engine {
     if (w.block == Block::Mbarrier) col = w.cur.bar.array;
     else if (w.block == Block::Named) col = k_.barriers.size() + 0;
     else if (w.block == Block::Cluster) col = k_.barriers.size() + 1;
-    else if (w.block == Block::Timed) col = k_.barriers.size() + 2;
+    else if (w.block == Block::Timed || w.block == Block::Tmem) col = k_.barriers.size() + 2;
     role_wait_ns_[static_cast<size_t>(w.role) * (k_.barriers.size() + 3) + col] += ns;
   }
 
@@ -311,7 +349,8 @@ class Engine {
       case Block::Mbarrier: return "wait " + bar_name(barrier_slot(k_, w.cur.bar.array, w.cur.bar.index)) + " parity " + std::to_string(w.cur.a);
       case Block::Named: return "bar_sync " + std::to_string(w.cur.a);
       case Block::Cluster: return "cluster_wait";
-      case Block::Timed: return "wait_group " + std::to_string(w.cur.a);
+      case Block::Timed: return std::string(op_name(w.cur.kind)) + " " + std::to_string(w.cur.a);
+      case Block::Tmem: return "tmem_alloc " + std::to_string(w.cur.a) + " cols";
       case Block::None: break;
     }
     return "";
@@ -354,6 +393,8 @@ class Engine {
         if (!check_local(w, op, "test_wait")) return;
         MBarrier& b = cta(w.cta).bars[s];
         if (!b.initialised) return fault("uninit", &w, op.site, "test_wait on " + bar_name(s) + ", which was never initialised");
+        if (op.a != 0 && op.a != 1)
+          return fault("bad_operand", &w, op.site, "test_wait parity " + std::to_string(op.a) + " is not 0 or 1");
         const bool got = mbar_parity_passed(b, op.a);
         if (got != (op.b != 0))
           return fault("assertion", &w, op.site,
@@ -421,6 +462,13 @@ class Engine {
         w.open.write_done = std::max(w.open.write_done, hbm_free_);
         w.open_used = true;
         ++cta(w.cta).store_reads_inflight;
+        cta(w.cta).store_site = op.site;
+        cta(w.cta).store_warp = id;
+        dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+        if (op.b != 0) {
+          double& until = cta(w.cta).stage_read_done[op.b];
+          until = std::max(until, read_done);
+        }
         push(read_done, EventKind::StoreReadDone, static_cast<uint32_t>(w.cta));
         if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, hbm_free_, op.site, "store " + std::to_string(op.a) + " B", false});
         push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
@@ -434,27 +482,55 @@ class Engine {
         return;
       case OpKind::WaitGroup: {
         // Groups complete in commit order: wait until at most N of the newest are pending.
+        if (op.a < 0 || op.a > 63)
+          return fault("bad_operand", &w, op.site, "wait_group " + std::to_string(op.a) + " is outside 0..63");
         double until = now_;
-        const int64_t keep = std::max<int64_t>(0, op.a);
+        const int64_t keep = op.a;
         const int64_t n = static_cast<int64_t>(w.groups.size());
         for (int64_t g = 0; g < n - keep; ++g) {
           const auto& gr = w.groups[static_cast<size_t>(g)];
           until = std::max(until, op.b ? gr.read_done : gr.write_done);
         }
         if (n > keep) w.groups.erase(w.groups.begin(), w.groups.begin() + (n - keep));
-        if (until > now_) {
-          // The wait's end is known now: account it and resume the warp then.
-          w.block = Block::Timed;
-          add_role_wait(w, until - now_);
-          if (o_.record_trace) span(w, now_, until, wait_label(w), true);
-          w.block = Block::None;
-          push(until + issue, EventKind::WarpStep, id);
-          return;
-        }
+        if (until > now_) return timed_block(w, id, until);
         push(now_ + issue, EventKind::WarpStep, id);
         return;
       }
       case OpKind::NamedSync: case OpKind::NamedArrive: return do_named(w, id);
+      case OpKind::Mma: return do_mma(w, id);
+      case OpKind::Commit: return do_commit(w, id);
+      case OpKind::TmemAlloc: return do_alloc(w, id);
+      case OpKind::TmemDealloc: return do_dealloc(w, id);
+      case OpKind::TmemRelinquish:
+        cta(w.cta).tmem_relinquished = true;
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      case OpKind::TmemLoad: case OpKind::TmemStore: {
+        const int which = op.kind == OpKind::TmemStore;
+        w.tmem_done[which] = std::max(w.tmem_done[which], now_ + jit(tm_.tmem_ld_latency_ns) +
+                                                              static_cast<double>(op.a) * tm_.tmem_ld_ns_per_col);
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::TmemWait: {
+        const double until = w.tmem_done[op.a != 0];
+        if (until > now_) return timed_block(w, id, until);
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::StageWrite: {
+        CtaRt& c = cta(w.cta);
+        const int64_t key = (op.a + 1) << 32 | op.b;
+        auto it = c.stage_read_done.find(key);
+        if (it != c.stage_read_done.end() && it->second > now_)
+          return fault("smem_war", &w, op.site,
+                       "staging buffer " + std::to_string(op.b) + " of " + k_.pipelines[static_cast<size_t>(op.a)].name +
+                           " is written while a bulk store still reads it (until " + fmt_ns(it->second) + ")",
+                       {"wait_group.read must cover every store from this buffer before it is rewritten: index buffers by a "
+                        "state that runs on across tiles, or keep the number of staging buffers dividing the sub-tiles"});
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      }
       case OpKind::ClusterArrive: {
         // barrier.cluster.arrive has release semantics: this warp's remote arrivals land first.
         if (w.remote_done > now_) {
@@ -474,6 +550,7 @@ class Engine {
       case OpKind::ClusterWait: {
         ClusterRt& c = clusters_[static_cast<size_t>(cluster_of(w.cta))];
         if (c.phase > w.cluster_arrived && w.cluster_arrived >= 0) {
+          cta(w.cta).cluster_synced = true;
           push(now_ + issue, EventKind::WarpStep, id);
           return;
         }
@@ -486,6 +563,172 @@ class Engine {
   }
 
   uint32_t slot(const BarRef& r) const { return barrier_slot(k_, r.array, r.index); }
+
+  static std::string fmt_ns(double ns) { return std::to_string(static_cast<int64_t>(ns)) + " ns"; }
+
+  // A wait whose end is already known (bulk groups, tcgen05.wait): account it, resume then.
+  void timed_block(WarpRt& w, uint32_t id, double until) {
+    w.block = Block::Timed;
+    add_role_wait(w, until - now_);
+    if (o_.record_trace) span(w, now_, until, wait_label(w), true);
+    w.block = Block::None;
+    push(until + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+  }
+
+  int peer_cta(int c) const { return cluster_of(c) * csize_ + ((c % csize_) ^ 1); }
+
+  // All tcgen05 instructions of a kernel use one cta_group.
+  bool check_cta_group(WarpRt& w, const Op& op) {
+    const int g = (op.flags & kFlagCtaGroup2) ? 2 : 1;
+    if (g == 2 && csize_ % 2 != 0) {
+      fault("bad_operand", &w, op.site, "cta_group::2 needs clusters of an even size, this kernel has " + std::to_string(csize_));
+      return false;
+    }
+    if (observed_cta_group_ == 0) observed_cta_group_ = g;
+    if (observed_cta_group_ != g) {
+      fault("cta_group_mismatch", &w, op.site,
+            std::string(op_name(op.kind)) + " with cta_group::" + std::to_string(g) + " in a kernel whose earlier tcgen05 instructions used cta_group::" +
+                std::to_string(observed_cta_group_),
+            {"all tcgen05 instructions of a kernel must use the same cta_group"});
+      return false;
+    }
+    return true;
+  }
+
+  void do_mma(WarpRt& w, uint32_t id) {
+    const Op& op = w.cur;
+    if (!check_cta_group(w, op)) return;
+    const MmaShape sh = unpack_mma(op.a);
+    const int g = (op.flags & kFlagCtaGroup2) ? 2 : 1;
+    if (std::string why = model::mma_shape_error(sh.kind, sh.m, sh.n, sh.k, g); !why.empty())
+      return fault("bad_mma_shape", &w, op.site, "tcgen05.mma kind::" + std::string(model::mma_kind_name(sh.kind)) + " " +
+                                                   std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) + ": " + why);
+    const double rate = k_.arch->mma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.clock_ghz;  // FLOP/ns per SM
+    if (rate <= 0) return fault("bad_operand", &w, op.site, "this architecture has no tcgen05.mma");
+    // Under cta_group::2 each SM of the pair computes M/2 rows.
+    const double per = 2.0 * (sh.m / g) * sh.n * sh.k / rate;
+    const double dur = per * static_cast<double>(op.b);
+    SmRt& a = sms_[static_cast<size_t>(cta(w.cta).sm)];
+    SmRt* b = g == 2 ? &sms_[static_cast<size_t>(cta(peer_cta(w.cta)).sm)] : nullptr;
+    const double issue = jit(tm_.mma_issue_ns) * static_cast<double>(op.b);
+    double start = std::max(now_ + tm_.mma_issue_ns, a.tc_free);
+    if (b) start = std::max(start, b->tc_free);
+    const double end = start + dur;
+    a.tc_free = end;
+    a.tc_busy += dur;
+    if (b) {
+      b->tc_free = end;
+      b->tc_busy += dur;
+    }
+    w.tc_done = std::max(w.tc_done, end);
+    w.tc_since_commit += op.b;
+    if (o_.record_trace)
+      res_.spans.push_back(TraceSpan{w.cta, -2, start, end, op.site,
+                                     "mma " + std::string(model::mma_kind_name(sh.kind)) + " " + std::to_string(sh.m) + "x" +
+                                         std::to_string(sh.n) + "x" + std::to_string(sh.k) + " x" + std::to_string(op.b), false});
+    push(now_ + issue, EventKind::WarpStep, id);
+  }
+
+  // tcgen05.commit: one arrival per CTA of the mask once this warp's earlier tcgen05 ops are done.
+  void do_commit(WarpRt& w, uint32_t id) {
+    const Op& op = w.cur;
+    if (!check_cta_group(w, op)) return;
+    if (op.b < 0 || (op.b >> csize_) != 0)
+      return fault("bad_operand", &w, op.site, "commit multicast mask " + std::to_string(op.b) + " names ranks outside a cluster of " + std::to_string(csize_));
+    int64_t mask = op.b;
+    // Assumption (FA4): an empty commit group under cta_group::2 signals only the issuing CTA.
+    const bool empty = w.tc_since_commit == 0;
+    if (empty && (op.flags & kFlagCtaGroup2) && o_.empty_commit_local) mask = 0;
+    w.tc_since_commit = 0;
+    const double at = std::max(now_ + jit(tm_.op_issue_ns), w.tc_done);
+    const uint32_t s = slot(op.bar);
+    const int base = cluster_of(w.cta) * csize_;
+    for (int r = 0; r < csize_; ++r) {
+      const int dst = mask == 0 ? (r == 0 ? w.cta : -1) : (((mask >> r) & 1) ? base + r : -1);
+      if (dst < 0) continue;
+      if (cta(dst).exited)
+        return fault("exited_target", &w, op.site, "tcgen05.commit to " + bar_name(s) + " of CTA " + std::to_string(dst) + ", which has already exited");
+      const double when = dst == w.cta ? at : at + jit(tm_.remote_arrive_ns);
+      if (dst != w.cta) w.remote_done = std::max(w.remote_done, when);
+      push(when, EventKind::AsyncArrive, static_cast<uint32_t>(dst), s, op.site, id, OpKind::Arrive, 1);
+    }
+    if (empty && (op.flags & kFlagCtaGroup2) && o_.empty_commit_local && op.b != 0 && op.b != (int64_t{1} << (w.cta - base)))
+      warn("empty_commit", w.cta, w.warp, op.site,
+           "empty tcgen05.commit group under cta_group::2 signals only this CTA (assumption empty-commit-local), not the other CTAs of mask " +
+               std::to_string(op.b),
+           {"no tcgen05 operation was issued by this warp since its last commit"});
+    push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+  }
+
+  void async_arrive(const Event& e) {
+    CtaRt& ct = cta(static_cast<int>(e.target));
+    WarpRt& from = warps_[e.from_warp];
+    if (ct.exited)
+      return fault("exited_target", &from, e.site, "tcgen05.commit arrival on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) + " after that CTA exited");
+    const bool remote = static_cast<int>(e.target) != from.cta;
+    if (ct.bars[e.slot].initialised && !(remote ? ct.visible[e.slot] : ct.fenced[e.slot]))
+      return fault("init_not_fenced", &from, e.site, "tcgen05.commit arrives on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) + " before its init was made visible");
+    apply(static_cast<int>(e.target), e.slot, OpKind::Arrive, 1, e.site, &from);
+  }
+
+  void do_alloc(WarpRt& w, uint32_t id) {
+    const Op& op = w.cur;
+    if (!check_cta_group(w, op)) return;
+    CtaRt& c = cta(w.cta);
+    const int64_t cols = op.a;
+    if (cols < 32 || cols > 512 || (cols & (cols - 1)) != 0)
+      return fault("tmem_bad_alloc", &w, op.site, "tcgen05.alloc of " + std::to_string(cols) + " columns: it must be a power of two in 32..512");
+    if (c.tmem_relinquished)
+      return fault("tmem_bad_alloc", &w, op.site, "tcgen05.alloc after tcgen05.relinquish_alloc_permit in this CTA");
+    if (c.tmem_last_alloc != 0 && cols > c.tmem_last_alloc)
+      return fault("tmem_bad_alloc", &w, op.site, "tcgen05.alloc of " + std::to_string(cols) + " columns after one of " +
+                                                    std::to_string(c.tmem_last_alloc) + ": successive allocations in a CTA must not grow");
+    if ((op.flags & kFlagCtaGroup2) && !c.cluster_synced)
+      return fault("tmem_alloc_unsynced", &w, op.site,
+                   "cta_group::2 tcgen05.alloc before CTA " + std::to_string(w.cta) + " has completed a cluster barrier: the peer CTA is not known to be running",
+                   {"CUTLASS syncs the cluster (cluster_arrive + cluster_wait) before a 2-CTA allocation"});
+    SmRt& sm = sms_[static_cast<size_t>(c.sm)];
+    if (sm.tmem_free >= cols && sm.alloc_waiters.empty()) {
+      grant_alloc(w, cols);
+      push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+      return;
+    }
+    w.block = Block::Tmem;
+    w.block_since = now_;
+    sm.alloc_waiters.push_back(id);
+  }
+
+  void grant_alloc(WarpRt& w, int64_t cols) {
+    CtaRt& c = cta(w.cta);
+    sms_[static_cast<size_t>(c.sm)].tmem_free -= cols;
+    if (c.tmem_held == 0) c.tmem_since = now_;
+    c.tmem_held += cols;
+    c.tmem_last_alloc = cols;
+  }
+
+  void do_dealloc(WarpRt& w, uint32_t id) {
+    const Op& op = w.cur;
+    if (!check_cta_group(w, op)) return;
+    CtaRt& c = cta(w.cta);
+    if (op.a <= 0 || op.a > c.tmem_held)
+      return fault("tmem_bad_alloc", &w, op.site, "tcgen05.dealloc of " + std::to_string(op.a) + " columns while this CTA holds " + std::to_string(c.tmem_held));
+    c.tmem_held -= op.a;
+    SmRt& sm = sms_[static_cast<size_t>(c.sm)];
+    sm.tmem_free += op.a;
+    if (o_.record_trace && c.tmem_held == 0)
+      res_.spans.push_back(TraceSpan{w.cta, -3, c.tmem_since, now_, op.site, "TMEM " + std::to_string(c.tmem_last_alloc) + " cols", false});
+    // Blocked allocations on this SM proceed in order while they fit.
+    size_t n = 0;
+    while (n < sm.alloc_waiters.size()) {
+      WarpRt& x = warps_[sm.alloc_waiters[n]];
+      if (x.cur.a > sm.tmem_free) break;
+      grant_alloc(x, x.cur.a);
+      resume(x, sm.alloc_waiters[n], now_ + jit(tm_.op_issue_ns));
+      ++n;
+    }
+    sm.alloc_waiters.erase(sm.alloc_waiters.begin(), sm.alloc_waiters.begin() + static_cast<long>(n));
+    push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+  }
 
   bool check_local(WarpRt& w, const Op& op, const char* what) {
     if (op.bar.rank != BarRef::kOwnCta && cta_of_rank(w.cta, op.bar.rank) != w.cta) {
@@ -530,16 +773,19 @@ class Engine {
     const Op& op = w.cur;
     if (op.a <= 0 || op.a % 16 != 0)
       return fault("bad_operand", &w, op.site, "TMA of " + std::to_string(op.a) + " bytes: sizes must be positive multiples of 16");
-    if (op.b < 0 || (op.b >> csize_) != 0)
-      return fault("bad_operand", &w, op.site, "multicast mask " + std::to_string(op.b) + " names ranks outside a cluster of " + std::to_string(csize_));
+    if (op.b < 0 || (op.b >> csize_) != 0 || ((op.flags & kFlagMulticast) && op.b == 0))
+      return fault("bad_operand", &w, op.site, "multicast mask " + std::to_string(op.b) + (op.b == 0 ? " names no CTA" : " names ranks outside a cluster of " + std::to_string(csize_)));
     const uint32_t s = slot(op.bar);
     const double start = std::max(now_ + jit(tm_.tma_issue_ns), hbm_free_);
     hbm_free_ = start + static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+    dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
     const double land_at = hbm_free_ + jit(tm_.tma_latency_ns);
     const int base = cluster_of(w.cta) * csize_;
     for (int r = 0; r < csize_; ++r) {
-      const int dst = op.b == 0 ? (r == 0 ? w.cta : -1) : (((op.b >> r) & 1) ? base + r : -1);
+      int dst = op.b == 0 ? (r == 0 ? w.cta : -1) : (((op.b >> r) & 1) ? base + r : -1);
       if (dst < 0) continue;
+      // .cta_group::2: the data lands in dst, its bytes complete on the barrier of dst's pair leader.
+      if (op.flags & kFlagCtaGroup2) dst = base + ((dst - base) & ~1);
       CtaRt& dc = cta(dst);
       if (dc.exited)
         return fault("exited_target", &w, op.site, "TMA into CTA " + std::to_string(dst) + ", which has already exited");
@@ -551,6 +797,8 @@ class Engine {
                                                        std::string(remote ? " and a cluster barrier)" : ")")
                                                  : ", which was never initialised"));
       ++dc.tma_inflight;
+      dc.inflight_site = op.site;
+      dc.inflight_warp = id;
       push(land_at, EventKind::TxLand, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, op.a,
            dc.bars[s].completed);
     }
@@ -608,7 +856,10 @@ class Engine {
     const double at = now_ + jit(tm_.cluster_barrier_ns);
     std::vector<uint32_t> ws;
     ws.swap(c.waiters);
-    for (uint32_t x : ws) resume(warps_[x], x, at);
+    for (uint32_t x : ws) {
+      cta(warps_[x].cta).cluster_synced = true;
+      resume(warps_[x], x, at);
+    }
   }
 
   void violation(MbarViolation v, int c, uint32_t s, OpKind kind, int64_t value, uint32_t site, WarpRt* w) {
@@ -648,6 +899,13 @@ class Engine {
       default: return;
     }
     if (r.violation != MbarViolation::None) return violation(r.violation, c, s, kind, value, site, w);
+    if (kind == OpKind::CompleteTx && b.tx < 0 && b.pending == 0 && !overshoot_warned_) {
+      overshoot_warned_ = true;
+      warn("tx_overshoot", w ? w->cta : c, w ? w->warp : -1, site,
+           std::to_string(-b.tx) + " more byte(s) landed on " + bar_name(s) + " of CTA " + std::to_string(c) +
+               " than its arrivals expected; the phase cannot complete unless another expect_tx of that many bytes follows",
+           {state_note(b)});
+    }
     if (r.phases_completed) {
 
       if (o_.record_trace)
@@ -677,13 +935,6 @@ class Engine {
                        " after the phase they were issued for (phase " + std::to_string(e.phase) + ") had completed without them",
                    {state_note(b), "the expect_tx of that phase was smaller than the bytes its copies deliver: consumers read a buffer still being written"});
     apply(static_cast<int>(e.target), e.slot, OpKind::CompleteTx, e.value, e.site, from);
-    if (!fatal_ && b.tx < 0 && b.pending == 0 && !overshoot_warned_) {
-      overshoot_warned_ = true;
-      warn("tx_overshoot", from->cta, from->warp, e.site,
-           std::to_string(-b.tx) + " more byte(s) landed on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) +
-               " than its arrivals expected; the phase cannot complete unless another expect_tx of that many bytes follows",
-           {state_note(b)});
-    }
   }
 
   void remote(const Event& e) {
@@ -710,14 +961,18 @@ class Engine {
     if (--ct.live > 0) return;
     // The whole CTA exits.
     ct.exited = true;
+    // Reported at the copy still in flight, which is what the fix is about.
     if (ct.tma_inflight > 0)
-      return fault("exit_inflight", &w, w.cur.site,
+      return fault("exit_inflight", &warps_[ct.inflight_warp], ct.inflight_site,
                    "CTA " + std::to_string(w.cta) + " exits with " + std::to_string(ct.tma_inflight) +
-                       " TMA load(s) still landing in its shared memory");
+                       " TMA load(s) still landing in its shared memory",
+                   {"the last warp of the CTA exited at " + std::string(op_name(w.cur.kind)) + " (warp " + std::to_string(w.warp) +
+                    "); wait on the load's barrier before exiting"});
     if (ct.store_reads_inflight > 0)
-      return fault("exit_inflight", &w, w.cur.site,
+      return fault("exit_inflight", &warps_[ct.store_warp], ct.store_site,
                    "CTA " + std::to_string(w.cta) + " exits while " + std::to_string(ct.store_reads_inflight) +
-                       " bulk store(s) still read its shared memory (missing wait_group read)");
+                       " bulk store(s) still read its shared memory",
+                   {"a wait_group 0 read (or PipelineTmaStore's producer_tail) before the CTA exits keeps the buffer alive until the store has read it"});
     for (uint32_t s = 0; s < slots_; ++s) {
       const MBarrier& b = ct.bars[s];
       if (b.initialised && b.tx > 0 && b.pending == 0)
@@ -726,16 +981,22 @@ class Engine {
                  " bytes that never came (harmless at exit; a hazard if the barrier is reused)",
              {state_note(b)});
     }
-    free_slots_ += 1;
-    if (free_slots_ >= csize_ && next_cluster_ < static_cast<int>(clusters_.size())) {
-      // Clusters start as units once enough SM slots are free.
-      while (free_slots_ >= csize_ && next_cluster_ < static_cast<int>(clusters_.size()))
-        launch_cluster(next_cluster_, now_);
-    }
+    if (ct.tmem_held > 0)
+      return fault("tmem_leak", &w, w.cur.site,
+                   "CTA " + std::to_string(w.cta) + " exits holding " + std::to_string(ct.tmem_held) +
+                       " TMEM columns on SM " + std::to_string(ct.sm),
+                   {"every tcgen05.alloc needs its tcgen05.dealloc before the CTA exits; assumption: later "
+                    "allocations on that SM would block forever"});
+    --sms_[static_cast<size_t>(ct.sm)].resident;
+    launch_pending(now_);
   }
 
   void finish() {
     res_.end_ns = now_;
+    res_.sms_used = sms_used_;
+    res_.dram_busy_ns = dram_busy_;
+    for (const SmRt& sm : sms_) res_.tensor_busy_ns += sm.tc_busy;
+    res_.cta_group = observed_cta_group_;
     bool waiting = false;
     for (WarpRt& w : warps_)
       if (w.status == WarpStatus::Blocked && w.block != Block::None) waiting = true;
@@ -761,11 +1022,16 @@ class Engine {
         if (ns <= 0) continue;
         std::string what = col < k_.barriers.size() ? k_.barriers[col].name
                            : col == k_.barriers.size() ? "named barriers"
-                           : col == k_.barriers.size() + 1 ? "cluster barrier" : "bulk store groups";
+                           : col == k_.barriers.size() + 1 ? "cluster barrier" : "bulk groups, tcgen05.wait and TMEM allocation";
         res_.role_waits.push_back({static_cast<int>(r), std::move(what), ns});
       }
     if (res_.verdict == Verdict::Hang) {
-      HangInput in{k_, res_, unlaunched ? static_cast<int>(clusters_.size()) - next_cluster_ : 0, {}};
+      HangInput in{k_, res_, unlaunched ? static_cast<int>(clusters_.size()) - next_cluster_ : 0, {}, {}, {}, {}};
+      for (const CtaRt& c : ctas_) {
+        in.sm_of_cta.push_back(c.started ? c.sm : -1);
+        in.tmem_held.push_back(c.tmem_held);
+      }
+      for (const SmRt& sm : sms_) in.tmem_free.push_back(sm.tmem_free);
       for (const WarpRt& w : warps_) {
         if (w.status == WarpStatus::Exited) continue;
         HangInput::Warp hw{w.cta, w.warp, w.role, w.cur, w.prog, WaitKind::None, 0, 0, 0, false};
@@ -777,6 +1043,8 @@ class Engine {
           hw.named_arrived = cta(w.cta).named[w.cur.a].arrived;
         } else if (w.block == Block::Cluster) {
           hw.wait = WaitKind::Cluster;
+        } else if (w.block == Block::Tmem) {
+          hw.wait = WaitKind::Tmem;
         }
         for (int b = 0; b < kNamedBarriers; ++b) {
           const auto& ws = cta(w.cta).named[b].warps;
@@ -803,7 +1071,11 @@ class Engine {
   uint32_t slots_ = 0;
   std::vector<uint32_t> array_of_slot_;
   int nctas_ = 0, csize_ = 1, wpc_ = 1;
-  int64_t free_slots_ = 0;
+  std::vector<SmRt> sms_;
+  int ctas_per_sm_ = 1;
+  int sms_used_ = 0;
+  int observed_cta_group_ = 0;   // cta_group of the kernel's first tcgen05 op
+  double dram_busy_ = 0;
   int next_cluster_ = 0;
   std::vector<CtaRt> ctas_;
   std::vector<ClusterRt> clusters_;

@@ -16,6 +16,9 @@ struct RunOptions {
   double jitter = 0.0;              // relative latency jitter in [0, 1): 0.1 = +-10 %
   uint64_t max_events = 2'000'000'000ULL;  // guard: pipesim itself never runs away
   bool record_trace = false;        // keep the per-warp timeline for --trace
+  // Named assumptions (docs/semantics.md): an empty tcgen05.commit group under cta_group::2
+  // signals only the issuing CTA (FA4's report). On by default.
+  bool empty_commit_local = true;
 };
 
 // A snapshot of one mbarrier, for reports.
@@ -50,7 +53,8 @@ struct Finding {
 
 // Timeline, recorded only with RunOptions::record_trace.
 struct TraceSpan {
-  int cta, warp;           // warp -1: an asynchronous unit of the CTA (TMA loads, stores)
+  int cta, warp;           // warp -1: the CTA's copy engine (TMA loads, stores); -2: its SM's
+                           // tensor pipe (tcgen05.mma); -3: its TMEM allocation
   double begin_ns, end_ns;
   uint32_t site;
   std::string label;       // "wait ab.full[2] parity 0", "compute", "tma 32768 B"
@@ -95,6 +99,11 @@ struct RunResult {
   struct RoleWait { int role; std::string what; double ns; };
   std::vector<RoleWait> role_waits;
   HangReport hang;                  // filled when verdict == Hang
+  // Unit utilisation: tensor pipe time summed over SMs, DRAM transfer time, SMs that ran CTAs.
+  double tensor_busy_ns = 0;
+  double dram_busy_ns = 0;
+  int sms_used = 0;
+  int cta_group = 0;                // of the tcgen05 instructions (0: none ran)
 };
 
 // Runs the kernel to completion, hang or first fatal error. Throws ScenarioError on

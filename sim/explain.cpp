@@ -45,6 +45,7 @@ std::string waits_on(const Kernel& k, const HangInput::Warp& w) {
     case WaitKind::Mbarrier: return slot_name(k, w.slot) + " parity " + std::to_string(w.op.a);
     case WaitKind::Named: return "named barrier " + std::to_string(w.op.a) + " (" + std::to_string(w.op.b) + " threads)";
     case WaitKind::Cluster: return "the cluster barrier";
+    case WaitKind::Tmem: return "a TMEM allocation of " + std::to_string(w.op.a) + " columns";
     case WaitKind::None: break;
   }
   return "nothing";
@@ -52,7 +53,7 @@ std::string waits_on(const Kernel& k, const HangInput::Warp& w) {
 
 // The resources an op would advance, given the issuing warp's CTA.
 template <class F>
-void contributions(const Kernel& k, int cta, const Op& op, F&& f) {
+void contributions(const Kernel& k, const HangInput& in, int cta, const Op& op, F&& f) {
   const CtaCoord c = cta_coord(k, cta);
   const int base = c.cluster * static_cast<int>(k.launch.cluster);
   auto target = [&](int32_t rank) { return rank == BarRef::kOwnCta ? cta : base + rank; };
@@ -73,6 +74,16 @@ void contributions(const Kernel& k, int cta, const Op& op, F&& f) {
       f(key_of(WaitKind::Named, cta, static_cast<uint64_t>(op.a)));
       break;
     case OpKind::ClusterArrive: f(key_of(WaitKind::Cluster, c.cluster, 0)); break;
+    case OpKind::Commit: {
+      const uint32_t s = barrier_slot(k, op.bar.array, op.bar.index);
+      if (op.b == 0) f(key_of(WaitKind::Mbarrier, cta, s));
+      for (int r = 0; r < k.launch.cluster; ++r)
+        if ((op.b >> r) & 1) f(key_of(WaitKind::Mbarrier, base + r, s));
+      break;
+    }
+    case OpKind::TmemDealloc:
+      if (in.sm_of_cta[static_cast<size_t>(cta)] >= 0) f(key_of(WaitKind::Tmem, in.sm_of_cta[static_cast<size_t>(cta)], 0));
+      break;
     default: break;
   }
 }
@@ -82,6 +93,7 @@ Key key_of_wait(const Kernel& k, const HangInput::Warp& w) {
     case WaitKind::Mbarrier: return key_of(WaitKind::Mbarrier, w.cta, w.slot);
     case WaitKind::Named: return key_of(WaitKind::Named, w.cta, static_cast<uint64_t>(w.op.a));
     case WaitKind::Cluster: return key_of(WaitKind::Cluster, cta_coord(k, w.cta).cluster, 0);
+    case WaitKind::Tmem: return 0;  // keyed by SM: see key_of_tmem
     case WaitKind::None: break;
   }
   return 0;
@@ -117,6 +129,10 @@ void static_arrivers(const Kernel& k, uint32_t array, const std::vector<Stmt>& b
 
 void explain_hang(HangInput& in) {
   const Kernel& k = in.kernel;
+  auto key_of_wait = [&](const Kernel& kk, const HangInput::Warp& w) -> Key {
+    if (w.wait == WaitKind::Tmem) return key_of(WaitKind::Tmem, in.sm_of_cta[static_cast<size_t>(w.cta)], 0);
+    return pipesim::sim::key_of_wait(kk, w);
+  };
   HangReport& rep = in.result.hang;
   rep.unlaunched_clusters = in.unlaunched_clusters;
   const int n = static_cast<int>(in.warps.size());
@@ -124,12 +140,16 @@ void explain_hang(HangInput& in) {
   // Resources waited on, per cluster, and the warps of each cluster.
   std::map<int, std::set<Key>> interest;
   std::map<int, std::vector<int>> cluster_warps;
+  std::set<Key> tmem_keys;  // TMEM is per SM: any CTA on that SM can free it
   for (int i = 0; i < n; ++i) {
     const auto& w = in.warps[static_cast<size_t>(i)];
     const int cl = cta_coord(k, w.cta).cluster;
     cluster_warps[cl].push_back(i);
-    if (w.wait != WaitKind::None) interest[cl].insert(key_of_wait(k, w));
+    if (w.wait == WaitKind::Tmem) tmem_keys.insert(key_of_wait(k, w));
+    else if (w.wait != WaitKind::None) interest[cl].insert(key_of_wait(k, w));
   }
+  for (auto& [cl, keys] : interest) keys.insert(tmem_keys.begin(), tmem_keys.end());
+  for (auto& [cl, ws] : cluster_warps) interest[cl].insert(tmem_keys.begin(), tmem_keys.end());
 
   // Look ahead in every live warp's own stream for the first op that touches each resource of
   // interest in its cluster. Budgeted so pipesim never stalls on a huge scenario.
@@ -148,7 +168,7 @@ void explain_hang(HangInput& in) {
       while (found.size() < want.size()) {
         if (++steps > budget_per_warp) { truncated = true; break; }
         if (!prog.next(op)) break;
-        contributions(k, w.cta, op, [&](Key key) {
+        contributions(k, in, w.cta, op, [&](Key key) {
           if (want.count(key) && !found.count(key)) found.emplace(key, op.site);
         });
       }
@@ -171,12 +191,19 @@ void explain_hang(HangInput& in) {
     g.site = w.op.site;
     g.waits_on = waits_on(k, w);
     const int cl = cta_coord(k, w.cta).cluster;
+    std::vector<int> candidates = cluster_warps[cl];
+    if (w.wait == WaitKind::Tmem) {
+      candidates.clear();
+      const int sm = in.sm_of_cta[static_cast<size_t>(w.cta)];
+      for (int j = 0; j < n; ++j)
+        if (in.sm_of_cta[static_cast<size_t>(in.warps[static_cast<size_t>(j)].cta)] == sm) candidates.push_back(j);
+    }
     // Unblockers, aggregated by what they are doing: role, same CTA or not, the site that
     // would arrive, and where they are stuck.
     struct Agg { std::vector<int> warps; std::set<int> ranks; std::string text; };
     std::map<std::string, Agg> aggs;
     std::vector<std::string> order;
-    for (int j : cluster_warps[cl]) {
+    for (int j : candidates) {
       const auto& x = in.warps[static_cast<size_t>(j)];
       // A warp that already arrived in the current phase of a named or cluster barrier cannot
       // help it: its next arrival belongs to the next phase.
@@ -198,6 +225,7 @@ void explain_hang(HangInput& in) {
       }
       std::string stuck = x.wait != WaitKind::None ? ", but is blocked at " + line_of(k, x.op.site) + " on " + waits_on(k, x) : "";
       const bool same = x.cta == w.cta;
+      if (w.wait == WaitKind::Tmem && !same) how += " (CTA " + std::to_string(x.cta) + " on the same SM)";
       std::string sig = std::to_string(x.role) + "|" + (same ? "s" : "o") + "|" + how + stuck;
       auto [a, fresh] = aggs.try_emplace(sig);
       if (fresh) order.push_back(sig);
@@ -270,6 +298,15 @@ void explain_hang(HangInput& in) {
         }
         g.hints.push_back(h);
       }
+    } else if (w.wait == WaitKind::Tmem) {
+      const int sm = in.sm_of_cta[static_cast<size_t>(w.cta)];
+      std::string holders;
+      for (size_t c = 0; c < in.tmem_held.size(); ++c)
+        if (in.sm_of_cta[c] == sm && in.tmem_held[c] > 0)
+          holders += (holders.empty() ? "" : ", ") + ("CTA " + std::to_string(c) + " holds " + std::to_string(in.tmem_held[c]));
+      g.hints.push_back("SM " + std::to_string(sm) + " has " + std::to_string(in.tmem_free[static_cast<size_t>(sm)]) +
+                        " of 512 TMEM columns free" + (holders.empty() ? std::string() : "; " + holders) +
+                        ": CTAs sharing an SM share its TMEM, so an allocation waits for the other CTA's dealloc");
     } else if (w.wait == WaitKind::Named) {
       g.hints.push_back(std::to_string(w.named_arrived) + " of " + std::to_string(w.op.b) + " threads have arrived");
       if (g.unblockers.empty())

@@ -10,7 +10,7 @@
 
 namespace pipesim::sim {
 
-enum class WaitKind : uint8_t { None, Mbarrier, Named, Cluster };
+enum class WaitKind : uint8_t { None, Mbarrier, Named, Cluster, Tmem };
 
 struct HangInput {
   const Kernel& kernel;
@@ -27,6 +27,9 @@ struct HangInput {
     bool cluster_arrived;        // arrived on the cluster barrier in its current phase
   };
   std::vector<Warp> warps;       // every warp that has not exited
+  std::vector<int> sm_of_cta;    // -1: never started
+  std::vector<int64_t> tmem_free;  // per SM
+  std::vector<int64_t> tmem_held;  // per CTA
 };
 
 void explain_hang(HangInput& in);

@@ -95,6 +95,10 @@ WarpProgram::WarpProgram(const Kernel& kernel, int cta, int warp)
   env_[kSlotNumClusters] = kernel.launch.ctas / cs;
   env_[kSlotClusterSize] = cs;
   env_[kSlotNumSms] = kernel.arch ? kernel.arch->cap.sms : 0;
+  const bool pair = kernel.launch.cta_group == 2;
+  env_[kSlotIsLeader] = pair ? (coord_.rank % 2 == 0) : 1;
+  env_[kSlotPeerRank] = pair ? (coord_.rank ^ 1) : coord_.rank;
+  env_[kSlotNumTiles] = kernel.launch.tiles;
   pipes_.resize(kernel.pipelines.size());
   for (size_t i = 0; i < kernel.pipelines.size(); ++i) {
     const PipelineDecl& p = kernel.pipelines[i];
@@ -204,7 +208,11 @@ void WarpProgram::expand(const Stmt& s) {
     case OpKind::TestWait: op.a = value(s.parity, 0); op.b = value(s.expect, 1); break;
     case OpKind::Arrive: case OpKind::ArriveDrop: case OpKind::Init: op.a = value(s.count, 1); break;
     case OpKind::ArriveExpectTx: case OpKind::ExpectTx: case OpKind::CompleteTx: op.a = value(s.bytes, 0); break;
-    case OpKind::TmaLoad: op.a = value(s.bytes, 0); op.b = value(s.mask, 0); break;
+    case OpKind::TmaLoad:
+      op.a = value(s.bytes, 0);
+      op.b = value(s.mask, 0);
+      if (s.mask) op.flags |= kFlagMulticast;
+      break;
     case OpKind::BulkStore: op.a = value(s.bytes, 0); break;
     case OpKind::WaitGroup: op.a = value(s.n, 0); op.b = value(s.expect, 0); break;
     case OpKind::NamedSync: case OpKind::NamedArrive:
@@ -212,9 +220,64 @@ void WarpProgram::expand(const Stmt& s) {
       op.b = value(s.threads, kernel_->launch.threads);
       break;
     case OpKind::Inval: case OpKind::FenceInit: case OpKind::CommitGroup:
-    case OpKind::ClusterArrive: case OpKind::ClusterWait: break;
+    case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::TmemRelinquish: break;
+    case OpKind::Mma: {
+      const auto dim = [&](const std::optional<Expr>& e) {
+        const int64_t v = value(e, 0);
+        if (v < 0 || v > 0xffff) throw ScenarioError(e ? e->loc : kernel_->sites[s.site].loc, "mma dimension " + std::to_string(v) + " out of range");
+        return static_cast<int>(v);
+      };
+      op.a = pack_mma({s.mma_kind, dim(s.mma_m), dim(s.mma_n), dim(s.mma_k)});
+      op.b = value(s.count, 1);
+      if (op.b < 1) throw ScenarioError(s.count->loc, "mma count must be at least 1");
+      break;
+    }
+    case OpKind::Commit:
+      op.b = value(s.mask, 0);
+      if (s.mask) op.flags |= kFlagMulticast;
+      break;
+    case OpKind::TmemAlloc: case OpKind::TmemDealloc: case OpKind::TmemLoad: case OpKind::TmemStore:
+      op.a = value(s.cols, 0);
+      break;
+    case OpKind::TmemWait: op.a = value(s.n, 0); break;
+    case OpKind::StageWrite: break;
+  }
+  switch (s.op) {
+    case OpKind::Mma: case OpKind::Commit: case OpKind::TmemAlloc: case OpKind::TmemDealloc:
+      if (cta_group_of(s) == 2) op.flags |= kFlagCtaGroup2;
+      break;
+    default: break;
   }
   queue_.push_back(op);
+}
+
+int64_t WarpProgram::cta_group_of(const Stmt& s) const {
+  const int64_t g = value(s.cta_group, kernel_->launch.cta_group);
+  if (g != 1 && g != 2) throw ScenarioError(s.cta_group ? s.cta_group->loc : kernel_->sites[s.site].loc, "cta_group must be 1 or 2");
+  return g;
+}
+
+int64_t WarpProgram::leader_rank() const {
+  return kernel_->launch.cta_group == 2 ? (coord_.rank & ~1) : coord_.rank;
+}
+
+int64_t WarpProgram::pair_mask() const {
+  return kernel_->launch.cta_group == 2 ? (int64_t{3} << leader_rank()) : (int64_t{1} << coord_.rank);
+}
+
+BarRef WarpProgram::at_leader(uint32_t array, int64_t index) const {
+  const int64_t l = leader_rank();
+  return {array, static_cast<uint32_t>(index), l == coord_.rank ? BarRef::kOwnCta : static_cast<int32_t>(l)};
+}
+
+// tcgen05.commit of this warp's earlier tcgen05 ops to `array[index]` of every CTA in `mask`.
+void WarpProgram::push_commit(const Stmt& s, uint32_t array, int64_t index, int64_t mask) {
+  Op c = make(OpKind::Commit, s);
+  c.bar = {array, static_cast<uint32_t>(index), BarRef::kOwnCta};
+  c.b = mask;
+  c.flags = kFlagFromPipeline;
+  if (kernel_->launch.cta_group == 2) c.flags |= kFlagCtaGroup2;
+  queue_.push_back(c);
 }
 
 // ------------------------------------------------------------------ pipelines
@@ -257,12 +320,30 @@ void WarpProgram::emit_acquire_wait(const PipelineDecl& p, PipeWarp& pw, const S
 
 void WarpProgram::emit_producer_acquire(const PipelineDecl& p, PipeWarp& pw, const Stmt& s) {
   const int64_t i = stage_index(pw.producer, p.stages);
+  if (p.kind == PipelineKind::TmaStore) {
+    // PipelineTmaStore: the buffer is free once at most stages-1 bulk groups still read smem.
+    Op w = make(OpKind::WaitGroup, s);
+    w.a = p.stages - 1;
+    w.b = 1;
+    w.flags = kFlagFromPipeline | kFlagProducerSide;
+    queue_.push_back(w);
+    Op sw = make(OpKind::StageWrite, s);
+    sw.a = s.pipeline;
+    sw.b = i;
+    sw.flags = kFlagFromPipeline | kFlagProducerSide;
+    queue_.push_back(sw);
+    pw.acquired = i;
+    advance(pw.producer, p.stages);
+    return;
+  }
   emit_acquire_wait(p, pw, s, false);
-  if (p.kind == PipelineKind::TmaAsync) {
-    // One elected thread of the producer warp arms the full barrier with the stage's bytes.
+  const bool arms = p.kind == PipelineKind::TmaAsync || (p.kind == PipelineKind::TmaUmma && env_[kSlotIsLeader]);
+  if (arms) {
+    // One elected thread arms the full barrier with the stage's bytes; under PipelineTmaUmma
+    // only the leader CTA does, for both CTAs of the pair.
     Op a = make(OpKind::ArriveExpectTx, s);
     a.bar = {p.full, static_cast<uint32_t>(i), BarRef::kOwnCta};
-    a.a = p.tx;
+    a.a = p.kind == PipelineKind::TmaUmma ? p.tx * kernel_->launch.cta_group : p.tx;
     a.flags = kFlagFromPipeline | kFlagProducerSide;
     queue_.push_back(a);
   }
@@ -278,14 +359,35 @@ void WarpProgram::expand_pipe(const Stmt& s) {
     case PipeCall::ProducerAcquire: emit_producer_acquire(p, pw, s); break;
     case PipeCall::ProducerCommit: {
       if (pw.acquired < 0) throw ScenarioError(kernel_->sites[s.site].loc, p.name + ".producer_commit before any " + p.name + ".producer_acquire in this warp");
-      if (p.kind == PipelineKind::TmaAsync) break;  // the TMA completes the bytes
+      if (p.kind == PipelineKind::TmaAsync || p.kind == PipelineKind::TmaUmma) break;  // the TMA completes the bytes
+      if (p.kind == PipelineKind::TmaStore) {
+        Op c = make(OpKind::CommitGroup, s);
+        c.flags = kFlagFromPipeline | kFlagProducerSide;
+        queue_.push_back(c);
+        break;
+      }
+      if (p.kind == PipelineKind::UmmaAsync) {
+        push_commit(s, p.full, pw.acquired, p.multicast ? eval(*p.multicast, env_) : pair_mask());
+        break;
+      }
       const int64_t n = arrivals_per_warp(p.producers, warp_in_role);
       if (n == 0) break;
       Op a = make(OpKind::Arrive, s);
-      a.bar = {p.full, static_cast<uint32_t>(pw.acquired), BarRef::kOwnCta};
+      // PipelineAsyncUmma: the producers of both CTAs arrive on the leader's full barrier.
+      a.bar = p.kind == PipelineKind::AsyncUmma ? at_leader(p.full, pw.acquired)
+                                                : BarRef{p.full, static_cast<uint32_t>(pw.acquired), BarRef::kOwnCta};
       a.a = n;
       a.flags = kFlagFromPipeline | kFlagProducerSide;
       queue_.push_back(a);
+      break;
+    }
+    case PipeCall::Store: {
+      if (pw.acquired < 0) throw ScenarioError(kernel_->sites[s.site].loc, "store " + p.name + " before any " + p.name + ".producer_acquire in this warp");
+      Op st = make(OpKind::BulkStore, s);
+      st.a = value(s.bytes, 0);
+      st.b = (static_cast<int64_t>(s.pipeline) + 1) << 32 | pw.acquired;
+      st.flags = kFlagFromPipeline | kFlagProducerSide;
+      queue_.push_back(st);
       break;
     }
     case PipeCall::Tma: {
@@ -295,6 +397,10 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       t.a = value(s.bytes, p.tx);
       t.b = value(s.mask, 0);
       t.flags = kFlagFromPipeline | kFlagProducerSide;
+      if (s.mask) t.flags |= kFlagMulticast;
+      // .cta_group::2: the bytes complete on the pair leader's barrier (the engine maps each
+      // destination CTA to its leader).
+      if (p.kind == PipelineKind::TmaUmma && kernel_->launch.cta_group == 2) t.flags |= kFlagCtaGroup2;
       queue_.push_back(t);
       break;
     }
@@ -321,7 +427,22 @@ void WarpProgram::expand_pipe(const Stmt& s) {
         throw ScenarioError(kernel_->sites[s.site].loc, p.name + ".consumer_release without a matching " + p.name + ".consumer_wait in this warp");
       const int64_t j = pw.unreleased.front();
       pw.unreleased.pop_front();
+      if (p.kind == PipelineKind::TmaUmma || p.kind == PipelineKind::AsyncUmma) {
+        // The MMA warp releases with tcgen05.commit, multicast to the CTAs whose loads feed it.
+        push_commit(s, p.empty, j, p.multicast ? eval(*p.multicast, env_) : pair_mask());
+        break;
+      }
       const int64_t n = arrivals_per_warp(p.consumers, warp_in_role);
+      if (p.kind == PipelineKind::UmmaAsync) {
+        // Every epilogue thread of both CTAs arrives on the leader's empty barrier.
+        if (n == 0) break;
+        Op a = make(OpKind::Arrive, s);
+        a.bar = at_leader(p.empty, j);
+        a.a = n;
+        a.flags = kFlagFromPipeline;
+        queue_.push_back(a);
+        break;
+      }
       if (n == 0) break;
       const int64_t mask = p.multicast ? eval(*p.multicast, env_) : 0;
       if (mask == 0) {
@@ -345,6 +466,12 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       break;
     }
     case PipeCall::ProducerTail:
+      if (p.kind == PipelineKind::TmaStore) {
+        Op w = make(OpKind::WaitGroup, s);  // wait_group 0: every store has completed
+        w.flags = kFlagFromPipeline | kFlagProducerSide;
+        queue_.push_back(w);
+        break;
+      }
       switch (p.tail) {
         case TailVariant::None: break;
         case TailVariant::Cutlass45:

@@ -71,6 +71,12 @@ class WarpProgram {
   void emit_acquire_wait(const PipelineDecl& p, PipeWarp& pw, const Stmt& s, bool tail);
   void emit_producer_acquire(const PipelineDecl& p, PipeWarp& pw, const Stmt& s);
 
+  int64_t leader_rank() const;   // cluster rank of this CTA pair's leader (own rank if cta_group 1)
+  int64_t pair_mask() const;     // the pair's ranks (own rank only if cta_group 1)
+  BarRef at_leader(uint32_t array, int64_t index) const;
+  int64_t cta_group_of(const Stmt& s) const;
+  void push_commit(const Stmt& s, uint32_t array, int64_t index, int64_t mask);
+
   const Kernel* kernel_;
   int role_ = -1;
   CtaCoord coord_;

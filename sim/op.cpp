@@ -23,6 +23,15 @@ std::string_view op_name(OpKind k) {
     case OpKind::NamedArrive: return "bar_arrive";
     case OpKind::ClusterArrive: return "cluster_arrive";
     case OpKind::ClusterWait: return "cluster_wait";
+    case OpKind::Mma: return "mma";
+    case OpKind::Commit: return "commit";
+    case OpKind::TmemAlloc: return "tmem_alloc";
+    case OpKind::TmemDealloc: return "tmem_dealloc";
+    case OpKind::TmemRelinquish: return "tmem_relinquish";
+    case OpKind::TmemLoad: return "tmem_load";
+    case OpKind::TmemStore: return "tmem_store";
+    case OpKind::TmemWait: return "tmem_wait";
+    case OpKind::StageWrite: return "stage_write";
   }
   return "?";
 }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "model/arch.hpp"
+
 namespace pipesim::sim {
 
 enum class OpKind : uint8_t {
@@ -22,14 +24,41 @@ enum class OpKind : uint8_t {
   FenceInit,       // fence.mbarrier_init.release.cluster
   TmaLoad,         // global -> shared; a = bytes; b = multicast CTA mask (0: own CTA only);
                    // complete_tx(a) lands on bar (same offset) in every destination CTA
-  BulkStore,       // shared -> global; a = bytes; joins the warp's open bulk group
+  BulkStore,       // shared -> global; a = bytes; joins the warp's open bulk group;
+                   // b = (pipeline id + 1) << 32 | stage of the staging buffer it reads, or 0
   CommitGroup,     // cp.async.bulk.commit_group
   WaitGroup,       // cp.async.bulk.wait_group; a = N; b = 1 for .read
   NamedSync,       // bar.sync; a = id; b = thread count
   NamedArrive,     // bar.arrive; a = id; b = thread count
   ClusterArrive,   // barrier.cluster.arrive
   ClusterWait,     // barrier.cluster.wait
+  // tcgen05 (sm_100a / sm_103a). cta_group::2 is the kFlagCtaGroup2 flag.
+  Mma,             // tcgen05.mma; a = packed MmaShape (pack_mma); b = how many instructions
+  Commit,          // tcgen05.commit; bar; b = multicast CTA mask (0: own CTA)
+  TmemAlloc,       // tcgen05.alloc; a = columns (power of two, 32..512)
+  TmemDealloc,     // tcgen05.dealloc; a = columns
+  TmemRelinquish,  // tcgen05.relinquish_alloc_permit
+  TmemLoad,        // tcgen05.ld; a = columns (32-bit) per thread, asynchronous
+  TmemStore,       // tcgen05.st; a = columns
+  TmemWait,        // tcgen05.wait::ld (a = 0) / ::st (a = 1)
+  StageWrite,      // threads write a staging buffer; a = pipeline id, b = stage: checked
+                   // against bulk stores still reading it (write-after-read)
 };
+
+using model::MmaKind;
+
+struct MmaShape {
+  MmaKind kind = MmaKind::F16;
+  int m = 128, n = 128, k = 16;
+};
+inline int64_t pack_mma(MmaShape s) {
+  return (static_cast<int64_t>(s.kind) << 48) | (static_cast<int64_t>(s.m) << 32) |
+         (static_cast<int64_t>(s.n) << 16) | static_cast<int64_t>(s.k);
+}
+inline MmaShape unpack_mma(int64_t v) {
+  return {static_cast<MmaKind>((v >> 48) & 0xff), static_cast<int>((v >> 32) & 0xffff),
+          static_cast<int>((v >> 16) & 0xffff), static_cast<int>(v & 0xffff)};
+}
 
 std::string_view op_name(OpKind k);
 
@@ -49,6 +78,8 @@ enum OpFlag : uint8_t {
   kFlagStateOverridden = 1 << 1,  // came from a pipeline state the scenario overrode
   kFlagProducerSide = 1 << 2,     // came from a producer-side pipeline call
   kFlagFromPipeline = 1 << 3,     // expansion of a pipeline call (vs a raw operation)
+  kFlagCtaGroup2 = 1 << 4,        // tcgen05 op / TMA issued with .cta_group::2
+  kFlagMulticast = 1 << 5,        // TmaLoad / Commit: the scenario gave a multicast mask (b)
 };
 
 struct Op {

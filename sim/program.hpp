@@ -62,6 +62,9 @@ enum BuiltinSlot : uint32_t {
   kSlotNumClusters,
   kSlotClusterSize,
   kSlotNumSms,
+  kSlotIsLeader,       // 1 on the leader CTA of a CTA pair (even rank) or when cta_group is 1
+  kSlotPeerRank,       // cluster rank of the other CTA of the pair (own rank when cta_group is 1)
+  kSlotNumTiles,       // the persistent scheduler's tile count (0 without a scheduler)
   kNumBuiltinSlots,
 };
 
@@ -76,7 +79,14 @@ struct BarrierArray {
   SourceLoc loc;
 };
 
-enum class PipelineKind : uint8_t { Async, TmaAsync };
+enum class PipelineKind : uint8_t {
+  Async,      // PipelineAsync: threads -> threads
+  TmaAsync,   // PipelineTmaAsync (Hopper): tma -> threads
+  TmaUmma,    // PipelineTmaUmma (Blackwell): tma -> umma
+  UmmaAsync,  // PipelineUmmaAsync: umma -> threads (accumulator -> epilogue)
+  AsyncUmma,  // PipelineAsyncUmma: threads -> umma
+  TmaStore,   // PipelineTmaStore: staging buffers drained by bulk stores (no mbarriers)
+};
 enum class ArrivalUnit : uint8_t { Threads, Warps, Warpgroups };
 enum class StateKind : uint8_t { PipelineState, PipelineStateSimple };
 enum class TailVariant : uint8_t { Cutlass45, Cutlass46, None };
@@ -97,7 +107,9 @@ struct PipelineDecl {
   // Cluster ranks whose empty barriers a consumer release arrives on (the CTAs that multicast
   // into this CTA's stage). Unset: own CTA only. Evaluated per CTA.
   std::optional<Expr> multicast;
-  uint32_t full = 0;            // barrier array ids
+  // Barrier array ids. TmaStore has no barrier arrays: both are UINT32_MAX (never an index
+  // into Kernel::barriers; nothing may use them for that kind).
+  uint32_t full = 0;
   uint32_t empty = 0;
   StateKind state = StateKind::PipelineState;
   int64_t producer_phase = 1;   // start phase of producer states (CUTLASS: 1)
@@ -121,6 +133,7 @@ enum class PipeCall : uint8_t {
   ConsumerWait, ConsumerRelease,
   Tma,  // TMA load into the stage last acquired by this warp; bytes (default: pipeline tx)
         // and multicast mask (default: own CTA)
+  Store,  // PipelineTmaStore: bulk store of the acquired staging buffer (bytes)
 };
 
 enum class Side : uint8_t { Producer, Consumer };
@@ -146,6 +159,10 @@ struct Stmt {
   Side side = Side::Producer;
   std::optional<Expr> index;  // SetState
   std::optional<StateKind> state_kind;
+  // tcgen05
+  model::MmaKind mma_kind = model::MmaKind::F16;
+  std::optional<Expr> mma_m, mma_n, mma_k, cols;  // mma shape (Stmt::n is wait_group N)
+  std::optional<Expr> cta_group;  // tcgen05 op: overrides Launch::cta_group for this instruction
   // For / Let
   uint32_t slot = 0;
   std::optional<Expr> begin, end, step, value;  // For: begin/end/step; Let: value; If: value=cond
@@ -169,7 +186,11 @@ struct Launch {
   int64_t ctas = 1;
   int64_t cluster = 1;
   int64_t threads = 128;
-  int64_t ctas_per_sm = 1;
+  int64_t ctas_per_sm = 1;      // resident CTAs per SM (explicit, or from smem/regs/threads)
+  int64_t smem = 0;             // dynamic + static shared memory per CTA, bytes (0: unknown)
+  int64_t regs = 0;             // registers per thread (0: unknown)
+  int64_t cta_group = 1;        // tcgen05 cta_group of the kernel (1 or 2)
+  int64_t tiles = 0;            // persistent static scheduler: tiles (0: no scheduler)
   int warps() const { return static_cast<int>((threads + 31) / 32); }
 };
 

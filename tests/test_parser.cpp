@@ -1,6 +1,7 @@
 // The scenario front end: docs/scenario-language.md -> sim::Kernel, and its diagnostics.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -753,13 +754,13 @@ TEST(ParserRanges, PipelineDeclarations) {
              "multicast of a pipeline must be constant for its barrier count");
   EXPECT_ERR(h + "pipeline p : tma -> threads, tx = 16\n", 3, 10, "missing option 'stages' for pipeline 'p'");
   EXPECT_ERR(h + "pipeline p : tma -> threads, stages = 2\n", 3, 10, "missing option 'tx' for pipeline 'p' (bytes per stage)");
-  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 2, tx = 16\n", 3, 41, "'tx' is only for 'tma -> threads' pipelines");
+  EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 2, tx = 16\n", 3, 41, "'tx' does not apply to a 'threads -> threads' pipeline");
   EXPECT_ERR(h + "pipeline p : PipelineAsync, stage = 2\n", 3, 29, "unknown pipeline option 'stage'; did you mean 'stages'?");
   EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 2, stages = 3\n", 3, 41, "repeated option 'stages'");
   EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 0\n", 3, 38, "stages must be in 1..65536, got 0");
   EXPECT_ERR(h + "pipeline p : tma -> warps, stages = 1\n", 3, 14,
-             "expected a pipeline kind ('tma -> threads', 'threads -> threads', 'PipelineTmaAsync' or "
-             "'PipelineAsync'), found 'tma'");
+             "expected a pipeline kind ('tma -> threads', 'threads -> threads', 'tma -> umma', 'umma -> threads', "
+             "'threads -> umma', 'tma_store' or a CUTLASS class name), found 'tma'");
   EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, consumers = 2 lanes\n", 3, 55,
              "expected a unit ('threads', 'warps' or 'warpgroups'), found 'lanes'");
   EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, producers = 48 threads\n", 3, 53,
@@ -767,7 +768,7 @@ TEST(ParserRanges, PipelineDeclarations) {
   EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, consumers = 0 warps\n", 3, 53,
              "consumers must be in 1..1048575, got 0");
   EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, multicast = 3\n", 3, 41,
-             "'multicast' is only for 'tma -> threads' pipelines");
+             "'multicast' does not apply to a 'threads -> threads' pipeline");
   EXPECT_ERR(h + "pipeline p : tma -> threads, stages = 1, tx = 16, multicast = 0\n", 3, 63,
              "multicast mask must name at least one CTA, got 0");
   EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, tail = cutlass-4.7\n", 3, 48,
@@ -776,9 +777,366 @@ TEST(ParserRanges, PipelineDeclarations) {
   EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1, state = Simple\n", 3, 49,
              "expected 'PipelineState' or 'PipelineStateSimple', found 'Simple'");
   EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 1\nrole r warp 0:\n  tma p\n", 5, 7,
-             "'tma p' needs a 'tma -> threads' pipeline; 'p' is 'threads -> threads'");
+             "'tma p' needs a 'tma -> threads' or 'tma -> umma' pipeline; 'p' is 'threads -> threads'");
   EXPECT_ERR(h + "pipeline p : PipelineAsync, stages = 2\nrole r warp 0:\n  p.state producer index = 2\n", 5, 28,
              "pipeline state index must be in 0..1, got 2");
+}
+
+// ------------------------------------------------------------------ Blackwell
+
+// A cta_group::2 persistent kernel on sm_100a: 5 declaration lines, the role line (6), then the
+// statements from line 7 on, indented by 2 (first column 3).
+constexpr std::string_view kBwHeader = R"(kernel k on sm_100a
+launch ctas = persistent, tiles = 408, cluster = 2, threads = 192, cta_group = 2, smem = 230400, regs = 168
+pipeline ab : tma -> umma, stages = 4, tx = 32768
+pipeline acc : umma -> threads, stages = 2, consumers = 4 warps
+pipeline cs : tma_store, stages = 2
+)";
+
+std::string bw(std::string_view body, std::string_view header = kBwHeader) {
+  std::string out(header);
+  out += "role r warps 0..5:\n";
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t nl = body.find('\n', start);
+    if (nl == std::string_view::npos) nl = body.size();
+    out += "  ";
+    out += body.substr(start, nl - start);
+    out += "\n";
+    start = nl + 1;
+  }
+  return out;
+}
+
+TEST(ParserBlackwell, LaunchPersistentAndResidency) {
+  sim::Kernel k = parse(bw("compute 1 ns"));
+  EXPECT_EQ(k.arch->name, "sm_100a");
+  EXPECT_EQ(k.launch.cluster, 2);
+  EXPECT_EQ(k.launch.tiles, 408);
+  EXPECT_EQ(k.launch.ctas, 148);  // min(148 rounded down to 2, 408 x 2)
+  EXPECT_EQ(k.launch.threads, 192);
+  EXPECT_EQ(k.launch.cta_group, 2);
+  EXPECT_EQ(k.launch.smem, 230400);
+  EXPECT_EQ(k.launch.regs, 168);
+  // smem: 233472 / (230400 + 1024) = 1; threads: 2048 / 192 = 10; regs: 65536 / (168 x 192) = 2.
+  EXPECT_EQ(k.launch.ctas_per_sm, 1);
+
+  auto launch = [](std::string_view arch, std::string_view l) {
+    return parse(std::string("kernel k on ") + std::string(arch) + "\n" + std::string(l) +
+                 "\nrole r warp 0:\n  compute 1 ns\n").launch;
+  };
+  EXPECT_EQ(launch("sm_100a", "launch ctas = persistent, tiles = 10, cluster = 2, threads = 128").ctas, 20);
+  EXPECT_EQ(launch("sm_100a", "launch ctas = persistent, tiles = 1000, cluster = 8, threads = 128").ctas, 144);
+  EXPECT_EQ(launch("sm_100a", "launch ctas = persistent tiles = 1000 threads = 128").ctas, 148);
+  EXPECT_EQ(launch("sm_90a", "launch ctas = persistent, tiles = 1000, cluster = 2, threads = 128").ctas, 132);
+  EXPECT_EQ(launch("sm_90a", "launch ctas = 4, threads = 128").cta_group, 1);
+  EXPECT_EQ(launch("sm_90a", "launch ctas = 4, threads = 128").tiles, 0);
+  // A parameter called `persistent` is an expression (names are not reserved).
+  EXPECT_EQ(parse("let persistent = 6\nkernel k on sm_100a\nlaunch ctas = persistent, threads = 32\n"
+                  "role r warp 0:\n  compute 1 ns\n").launch.ctas, 6);
+
+  // Residency: min over shared memory, threads, registers (rounded up to 8 per thread), blocks.
+  EXPECT_EQ(launch("sm_100a", "launch ctas = 4, threads = 128, smem = 100000").ctas_per_sm, 2);  // 233472 / 101024
+  EXPECT_EQ(launch("sm_100a", "launch ctas = 4, threads = 128, regs = 128").ctas_per_sm, 4);     // 65536 / 16384
+  EXPECT_EQ(launch("sm_100a", "launch ctas = 4, threads = 1024, smem = 0").ctas_per_sm, 2);      // 2048 / 1024
+  EXPECT_EQ(launch("sm_100a", "launch ctas = 4, threads = 32, smem = 1024").ctas_per_sm, 32);    // blocks_per_sm
+  // 65 registers are allocated as 72: 72 x 480 = 34560 fits once (65 x 480 = 31200 would fit twice).
+  EXPECT_EQ(launch("sm_100a", "launch ctas = 4, threads = 480, regs = 65").ctas_per_sm, 1);
+  EXPECT_EQ(launch("sm_100a", "launch ctas = 4, threads = 480, regs = 64").ctas_per_sm, 2);
+  // An explicit ctas_per_sm wins; without smem/regs the default stays 1.
+  EXPECT_EQ(launch("sm_100a", "launch ctas = 4, threads = 128, smem = 100000, ctas_per_sm = 1").ctas_per_sm, 1);
+  EXPECT_EQ(launch("sm_100a", "launch ctas = 4, threads = 128").ctas_per_sm, 1);
+}
+
+TEST(ParserBlackwell, BuiltinsAndNumTilesFolds) {
+  sim::Kernel k = parse(bw("if is_leader:\n  arrive ab.full cta = peer_rank\ncompute num_tiles ns"));
+  ASSERT_EQ(body(k).size(), 2u);
+  EXPECT_TRUE(same_code(*body(k)[0].value, code({{ExprCode::Slot, sim::kSlotIsLeader}})));
+  EXPECT_TRUE(same_code(*body(k)[0].body[0].bar->rank, code({{ExprCode::Slot, sim::kSlotPeerRank}})));
+  EXPECT_TRUE(same_code(*body(k)[1].ns, code({{ExprCode::Slot, sim::kSlotNumTiles}})));
+  // After the launch, num_tiles (and num_ctas) fold in declarations.
+  sim::Kernel k2 = parse("kernel k on sm_100a\nlaunch ctas = persistent, tiles = 408, cluster = 2, threads = 128\n"
+                         "let PER_CLUSTER = cdiv(num_tiles, num_clusters), N = num_ctas\n"
+                         "role r warp 0:\n  compute 1 ns\n");
+  EXPECT_EQ(k2.params[0], (std::pair<std::string, int64_t>{"PER_CLUSTER", 6}));  // 408 / 74 clusters
+  EXPECT_EQ(k2.params[1], (std::pair<std::string, int64_t>{"N", 148}));
+  EXPECT_EQ(parse("kernel k on sm_100a\nlaunch ctas = 2, threads = 32\nlet T = num_tiles\nrole r warp 0:\n"
+                  "  compute 1 ns\n").params[0].second, 0);
+}
+
+TEST(ParserBlackwell, ForTileInTiles) {
+  sim::Kernel k = parse(bw("for tile in tiles:\n  compute tile ns"));
+  ASSERT_EQ(body(k).size(), 1u);
+  const sim::Stmt& f = body(k)[0];
+  EXPECT_EQ(f.kind, StmtKind::For);
+  EXPECT_TRUE(same_code(*f.begin, code({{ExprCode::Slot, sim::kSlotClusterId}})));
+  EXPECT_TRUE(same_code(*f.end, code({{ExprCode::Slot, sim::kSlotNumTiles}})));
+  EXPECT_TRUE(same_code(*f.step, code({{ExprCode::Slot, sim::kSlotNumClusters}})));
+  EXPECT_EQ(f.slot, sim::kNumBuiltinSlots);
+  ASSERT_EQ(f.body.size(), 1u);
+  EXPECT_TRUE(same_code(*f.body[0].ns, code({{ExprCode::Slot, sim::kNumBuiltinSlots}})));
+  // The same IR as the explicit loop.
+  sim::Kernel k2 = parse(bw("for tile in cluster_id .. num_tiles step num_clusters:\n  compute tile ns"));
+  EXPECT_TRUE(same_code(*body(k2)[0].begin, f.begin->code));
+  EXPECT_TRUE(same_code(*body(k2)[0].end, f.end->code));
+  EXPECT_TRUE(same_code(*body(k2)[0].step, f.step->code));
+}
+
+TEST(ParserBlackwell, PipelineKindsAndCounts) {
+  sim::Kernel k = parse(bw("compute 1 ns"));
+  ASSERT_EQ(k.pipelines.size(), 3u);
+  const sim::PipelineDecl& ab = k.pipelines[0];
+  EXPECT_EQ(ab.kind, sim::PipelineKind::TmaUmma);
+  EXPECT_EQ(ab.tx, 32768);  // per CTA; the leader expects tx x cta_group
+  EXPECT_FALSE(ab.multicast.has_value());  // default: the pair, computed by the lowering
+  EXPECT_EQ(k.barriers[ab.full].name, "ab.full");
+  EXPECT_EQ(k.barriers[ab.full].init_count, 1);
+  EXPECT_EQ(k.barriers[ab.empty].init_count, 1);
+  const sim::PipelineDecl& acc = k.pipelines[1];
+  EXPECT_EQ(acc.kind, sim::PipelineKind::UmmaAsync);
+  EXPECT_EQ(k.barriers[acc.full].init_count, 1);
+  EXPECT_EQ(k.barriers[acc.empty].init_count, 8);  // 4 warps x cta_group 2
+  EXPECT_EQ(k.barriers[acc.empty].size, 2u);
+  const sim::PipelineDecl& cs = k.pipelines[2];
+  EXPECT_EQ(cs.kind, sim::PipelineKind::TmaStore);
+  EXPECT_EQ(cs.stages, 2);
+  EXPECT_EQ(cs.full, std::numeric_limits<uint32_t>::max());  // no barrier arrays
+  EXPECT_EQ(cs.empty, std::numeric_limits<uint32_t>::max());
+  EXPECT_EQ(k.barriers.size(), 4u);
+
+  const std::string h = "kernel k on sm_100a\nlaunch ctas = 4, cluster = 2, threads = 256, cta_group = 2\n";
+  auto one = [&](std::string_view decl) {
+    return parse(h + std::string(decl) + "\nrole r warp 0:\n  compute 1 ns\n");
+  };
+  sim::Kernel a = one("pipeline p : threads -> umma, stages = 3, producers = 4 warps");
+  EXPECT_EQ(a.pipelines[0].kind, sim::PipelineKind::AsyncUmma);
+  EXPECT_EQ(a.barriers[a.pipelines[0].full].init_count, 8);  // 4 warps x cta_group 2
+  EXPECT_EQ(a.barriers[a.pipelines[0].empty].init_count, 1);
+  sim::Kernel b = one("pipeline p : PipelineTmaUmma, stages = 2, tx = 1024, consumers = 2 warps, multicast = 0b11");
+  EXPECT_EQ(b.pipelines[0].kind, sim::PipelineKind::TmaUmma);
+  EXPECT_EQ(b.barriers[b.pipelines[0].empty].init_count, 2);  // consumers; the mask does not count
+  EXPECT_EQ(cval(b.pipelines[0].multicast), 3);
+  // The tcgen05 kinds' mask is evaluated per CTA, so it may read per-CTA built-ins.
+  sim::Kernel c = one("pipeline p : PipelineUmmaAsync, stages = 2, multicast = 1 << peer_rank");
+  EXPECT_TRUE(same_code(*c.pipelines[0].multicast,
+                        code({{ExprCode::Const, 1}, {ExprCode::Slot, sim::kSlotPeerRank}, {ExprCode::Shl, 0}})));
+  EXPECT_EQ(one("pipeline p : PipelineAsyncUmma, stages = 2").pipelines[0].kind, sim::PipelineKind::AsyncUmma);
+  EXPECT_EQ(one("pipeline p : PipelineTmaStore, stages = 2, state = PipelineStateSimple").pipelines[0].kind,
+            sim::PipelineKind::TmaStore);
+  // A tma_store pipeline is fine on Hopper too.
+  EXPECT_NO_THROW(parse("kernel k on sm_90a\nlaunch ctas = 1, threads = 128\npipeline cs : tma_store, stages = 2\n"
+                        "role r warp 0:\n  cs.producer_acquire\n  store cs bytes = 1024\n  cs.producer_commit\n"
+                        "  cs.producer_tail\n"));
+}
+
+TEST(ParserBlackwell, PipelineCalls) {
+  sim::Kernel k = parse(bw("ab.producer_acquire\ntma ab bytes = 16384 multicast = 0b11\nab.consumer_wait\n"
+                           "ab.consumer_release\ncs.producer_acquire\nstore cs bytes = 4096\ncs.producer_commit\n"
+                           "cs.producer_tail\ncs.state producer index = 1\nstore bytes = 32\nacc.producer_commit"));
+  const auto& b = body(k);
+  ASSERT_EQ(b.size(), 11u);
+  EXPECT_EQ(b[1].kind, StmtKind::Pipe);
+  EXPECT_EQ(b[1].call, sim::PipeCall::Tma);
+  EXPECT_EQ(cval(b[1].bytes), 16384);
+  EXPECT_EQ(cval(b[1].mask), 3);
+  EXPECT_EQ(b[3].call, sim::PipeCall::ConsumerRelease);
+  EXPECT_EQ(b[5].kind, StmtKind::Pipe);
+  EXPECT_EQ(b[5].call, sim::PipeCall::Store);
+  EXPECT_EQ(b[5].pipeline, 2u);
+  EXPECT_EQ(cval(b[5].bytes), 4096);
+  EXPECT_EQ(k.sites[b[5].site].what, "store cs");
+  EXPECT_EQ(b[6].call, sim::PipeCall::ProducerCommit);
+  EXPECT_EQ(b[7].call, sim::PipeCall::ProducerTail);
+  EXPECT_EQ(b[8].kind, StmtKind::SetState);
+  EXPECT_EQ(b[9].kind, StmtKind::Op);  // the raw bulk store is unchanged
+  EXPECT_EQ(b[9].op, OpKind::BulkStore);
+  EXPECT_EQ(b[10].pipeline, 1u);
+}
+
+TEST(ParserBlackwell, Tcgen05Statements) {
+  sim::Kernel k = parse(bw(
+      "tmem_alloc cols = 512\n"
+      "mma kind = f16 m = 256 n = 256 k = 16 count = 4\n"
+      "mma kind = mxf4nvf4, m = 128, n = 256, k = 64, cta_group = 1\n"
+      "mma kind = f8f6f4 m = 128 * (warp + 1) n = 256 k = 32\n"
+      "commit ab.empty[1] multicast = 0b11\n"
+      "commit acc.full cta_group = 1\n"
+      "tmem_load cols = 32\n"
+      "tmem_store cols = 64\n"
+      "tmem_wait ld\n"
+      "tmem_wait st\n"
+      "tmem_relinquish\n"
+      "tmem_dealloc cols = 512 cta_group = 2"));
+  const auto& b = body(k);
+  ASSERT_EQ(b.size(), 12u);
+  EXPECT_EQ(b[0].op, OpKind::TmemAlloc);
+  EXPECT_EQ(cval(b[0].cols), 512);
+  EXPECT_FALSE(b[0].cta_group.has_value());  // the launch's
+  EXPECT_EQ(b[1].op, OpKind::Mma);
+  EXPECT_EQ(b[1].mma_kind, model::MmaKind::F16);
+  EXPECT_EQ(cval(b[1].mma_m), 256);
+  EXPECT_EQ(cval(b[1].mma_n), 256);
+  EXPECT_EQ(cval(b[1].mma_k), 16);
+  EXPECT_EQ(cval(b[1].count), 4);
+  EXPECT_EQ(b[2].mma_kind, model::MmaKind::MxF4NvF4);
+  EXPECT_EQ(cval(b[2].count), 1);  // default
+  EXPECT_EQ(cval(b[2].cta_group), 1);
+  EXPECT_EQ(b[3].mma_kind, model::MmaKind::F8F6F4);
+  EXPECT_FALSE(b[3].mma_m->is_const());  // checked at run time
+  EXPECT_EQ(b[4].op, OpKind::Commit);
+  EXPECT_EQ(b[4].bar->array, k.pipelines[0].empty);
+  EXPECT_EQ(cval(std::optional<sim::Expr>(b[4].bar->index)), 1);
+  EXPECT_EQ(cval(b[4].mask), 3);
+  EXPECT_EQ(b[5].bar->array, k.pipelines[1].full);
+  EXPECT_FALSE(b[5].mask.has_value());
+  EXPECT_EQ(cval(b[5].cta_group), 1);
+  EXPECT_EQ(b[6].op, OpKind::TmemLoad);
+  EXPECT_EQ(cval(b[6].cols), 32);
+  EXPECT_EQ(b[7].op, OpKind::TmemStore);
+  EXPECT_EQ(b[8].op, OpKind::TmemWait);
+  EXPECT_EQ(cval(b[8].n), 0);
+  EXPECT_EQ(cval(b[9].n), 1);
+  EXPECT_EQ(k.sites[b[9].site].what, "tmem_wait st");
+  EXPECT_EQ(b[10].op, OpKind::TmemRelinquish);
+  EXPECT_EQ(b[11].op, OpKind::TmemDealloc);
+  EXPECT_EQ(cval(b[11].cta_group), 2);
+  EXPECT_EQ(k.sites[b[1].site].what, "mma");
+  EXPECT_EQ(k.sites[b[1].site].loc.line, 8u);
+  // The new rule ids are accepted by expect.
+  for (std::string_view kind : {"bad_mma_shape", "cta_group_mismatch", "tmem_bad_alloc", "tmem_leak",
+                                "tmem_alloc_unsynced", "smem_war"})
+    EXPECT_EQ(parse(bw("compute 1 ns") + "expect error " + std::string(kind) + "\n").expect->error_kind, kind);
+}
+
+TEST(ParserBlackwellErrors, NeedsTcgen05) {
+  const std::string msg = "tcgen05 needs sm_100a or sm_103a; this kernel is on sm_90a";
+  EXPECT_ERR(role("mma kind = f16 m = 128 n = 128 k = 16"), 6, 3, msg);
+  EXPECT_ERR(role("commit full"), 6, 3, msg);
+  EXPECT_ERR(role("tmem_alloc cols = 32"), 6, 3, msg);
+  EXPECT_ERR(role("tmem_dealloc cols = 32"), 6, 3, msg);
+  EXPECT_ERR(role("tmem_relinquish"), 6, 3, msg);
+  EXPECT_ERR(role("tmem_load cols = 32"), 6, 3, msg);
+  EXPECT_ERR(role("tmem_store cols = 32"), 6, 3, msg);
+  EXPECT_ERR(role("tmem_wait ld"), 6, 3, msg);
+  const std::string h = "kernel k on sm_90a\nlaunch ctas = 2, cluster = 2, threads = 128\n";
+  EXPECT_ERR(h + "pipeline p : tma -> umma, stages = 2, tx = 16\n", 3, 14, msg);
+  EXPECT_ERR(h + "pipeline p : umma -> threads, stages = 2\n", 3, 14, msg);
+  EXPECT_ERR(h + "pipeline p : PipelineAsyncUmma, stages = 2\n", 3, 14, msg);
+  EXPECT_ERR("kernel k on sm_90a\nlaunch ctas = 2, cluster = 2, threads = 128, cta_group = 2\n", 2, 46, msg);
+  EXPECT_ERR("kernel k on sm_120a\nlaunch ctas = 2, threads = 128\nrole r warp 0:\n  tmem_wait st\n", 4, 3,
+             "tcgen05 needs sm_100a or sm_103a; this kernel is on sm_120a");
+  EXPECT_NO_THROW(parse("kernel k on sm_90a\nlaunch ctas = 2, cluster = 2, threads = 128, cta_group = 1\n"
+                        "role r warp 0:\n  compute 1 ns\n"));
+}
+
+TEST(ParserBlackwellErrors, Launch) {
+  auto l = [](std::string_view line) { return std::string("kernel k on sm_100a\n") + std::string(line) + "\n"; };
+  EXPECT_ERR(l("launch ctas = persistant, tiles = 4, threads = 128"), 2, 15,
+             "unknown name 'persistant'; did you mean 'persistent'?");
+  EXPECT_ERR(l("launch ctas = persistent, threads = 128"), 2, 15,
+             "'ctas = persistent' needs the tile count: add 'tiles = N' to the launch");
+  EXPECT_ERR(l("launch ctas = 6, cluster = 3, threads = 128, cta_group = 2"), 2, 58,
+             "cta_group = 2 needs an even cluster size, got cluster = 3");
+  EXPECT_ERR(l("launch ctas = 2, threads = 128, cta_group = 2"), 2, 45,
+             "cta_group = 2 needs an even cluster size, got cluster = 1");
+  EXPECT_ERR(l("launch ctas = 2, threads = 128, cta_group = 0"), 2, 45, "cta_group must be 1 or 2, got 0");
+  EXPECT_ERR(l("launch ctas = 2, threads = 128, tiles = 0"), 2, 41, "tiles must be in 1..2147483648, got 0");
+  EXPECT_ERR(l("launch ctas = 2, threads = 128, smem = 232449"), 2, 40,
+             "the launch would fail: 232449 B of shared memory requested, 232448 available");
+  EXPECT_ERR(l("launch ctas = 2, threads = 128, smem = 232449, ctas_per_sm = 1"), 2, 40,
+             "the launch would fail: 232449 B of shared memory requested, 232448 available");
+  EXPECT_ERR(l("launch ctas = 2, threads = 128, smem = -1"), 2, 40, "smem must not be negative, got -1");
+  EXPECT_ERR(l("launch ctas = 2, threads = 1024, regs = 255"), 2, 41,
+             "the launch would fail: 262144 registers requested, 65536 available");
+  EXPECT_ERR(l("launch ctas = 2, threads = 128, regs = 256"), 2, 40, "regs must be in 1..255, got 256");
+  Err e = err(l("launch ctas = 2, threads = 1024, regs = 255"));
+  EXPECT_NE(e.rendered.find("  note: 255 registers per thread (allocated as 256) x 1024 threads\n"), std::string::npos)
+      << e.rendered;
+  EXPECT_ERR("kernel k on sm_100a\nlet T = num_tiles\n", 2, 9, "'num_tiles' needs the 'launch' line first");
+  EXPECT_ERR(l("launch ctas = 2, threads = 128\nlet L = is_leader"), 3, 9,
+             "'is_leader' differs between CTAs and warps; a declaration needs a constant");
+  EXPECT_ERR(bw("let peer_rank = 1"), 7, 7, "'peer_rank' is a built-in name");
+  EXPECT_ERR(l("launch ctas = 2, threads = 128") + "role r warp 0:\n  for t in tiles:\n    compute 1 ns\n", 4, 12,
+             "'for ... in tiles' needs the tile scheduler: add 'tiles = N' to the launch");
+}
+
+TEST(ParserBlackwellErrors, Pipelines) {
+  const std::string h = "kernel k on sm_100a\nlaunch ctas = 2, cluster = 2, threads = 128, cta_group = 2\n";
+  EXPECT_ERR(h + "pipeline p : tma -> umma, stages = 2\n", 3, 10,
+             "missing option 'tx' for pipeline 'p' (bytes per stage per CTA)");
+  EXPECT_ERR(h + "pipeline p : tma -> umma, stages = 2, tx = 600000\n", 3, 44,
+             "tx = 600000 per CTA makes the leader expect 1200000 bytes (x cta_group 2), above the tx limit 1048575");
+  EXPECT_ERR(h + "pipeline p : umma -> threads, stages = 2, tx = 16\n", 3, 43,
+             "'tx' does not apply to a 'umma -> threads' pipeline");
+  EXPECT_ERR(h + "pipeline p : tma -> umma, stages = 2, tx = 16, producers = 2 warps\n", 3, 48,
+             "'producers' does not apply to a 'tma -> umma' pipeline");
+  EXPECT_ERR(h + "pipeline p : threads -> umma, stages = 2, consumers = 2 warps\n", 3, 43,
+             "'consumers' does not apply to a 'threads -> umma' pipeline");
+  EXPECT_ERR(h + "pipeline p : tma_store, stages = 2, multicast = 1\n", 3, 37,
+             "'multicast' does not apply to a 'tma_store' pipeline");
+  EXPECT_ERR(h + "pipeline p : tma_store, stages = 2, tail = none\n", 3, 37,
+             "'tail' does not apply to a 'tma_store' pipeline");
+  EXPECT_ERR(h + "pipeline p : umma -> threads, stages = 2, multicast = 0b100\n", 3, 55,
+             "multicast mask 0x4 names a rank outside the cluster of 2 (ranks 0..1)");
+  EXPECT_ERR(h + "pipeline p : umma -> threads, stages = 2, consumers = 1048544 threads\n", 3, 10,
+             "empty barrier count 2097088 (consumers x cta_group) exceeds 1048575");
+  EXPECT_ERR(h + "pipeline p : threads -> umma, stages = 2, producers = 1048544 threads\n", 3, 10,
+             "full barrier count 2097088 (producers x cta_group) exceeds 1048575");
+  EXPECT_ERR(h + "pipeline p : umma -> warps, stages = 2\n", 3, 14,
+             "expected a pipeline kind ('tma -> threads', 'threads -> threads', 'tma -> umma', 'umma -> threads', "
+             "'threads -> umma', 'tma_store' or a CUTLASS class name), found 'umma'");
+}
+
+TEST(ParserBlackwellErrors, PipelineCalls) {
+  EXPECT_ERR(bw("cs.consumer_wait"), 7, 6, "'cs' is a 'tma_store' pipeline: it has no consumer side");
+  EXPECT_ERR(bw("cs.consumer_release"), 7, 6, "'cs' is a 'tma_store' pipeline: it has no consumer side");
+  EXPECT_ERR(bw("cs.state consumer index = 0"), 7, 12, "'cs' is a 'tma_store' pipeline: it has no consumer side");
+  EXPECT_ERR(bw("wait cs.full[0] parity = 0"), 7, 8, "'cs' is a 'tma_store' pipeline; it has no barrier arrays");
+  EXPECT_ERR(bw("commit cs.empty"), 7, 10, "'cs' is a 'tma_store' pipeline; it has no barrier arrays");
+  EXPECT_ERR(bw("tma cs bytes = 16"), 7, 7,
+             "'tma cs' needs a 'tma -> threads' or 'tma -> umma' pipeline; 'cs' is 'tma_store'");
+  EXPECT_ERR(bw("tma acc"), 7, 7,
+             "'tma acc' needs a 'tma -> threads' or 'tma -> umma' pipeline; 'acc' is 'umma -> threads'");
+  EXPECT_ERR(bw("store ab bytes = 16"), 7, 9, "'store ab' needs a 'tma_store' pipeline; 'ab' is 'tma -> umma'");
+  EXPECT_ERR(bw("store cz bytes = 16"), 7, 9, "unknown pipeline 'cz'; did you mean 'cs'?");
+  EXPECT_ERR(bw("store cs"), 7, 3, "missing operand 'bytes' for 'store'");
+  EXPECT_ERR(bw("store cs bytes = 24"), 7, 20, "bulk store size 24 is not a multiple of 16 bytes");
+}
+
+TEST(ParserBlackwellErrors, Tcgen05Statements) {
+  EXPECT_ERR(bw("mma kind = f16 m = 64 n = 128 k = 16"), 7, 22,
+             "illegal tcgen05.mma shape M=64 N=128 K=16 for kind::f16: M must be 128 or 256 under cta_group::2, got 64");
+  EXPECT_ERR(bw("mma kind = f16 m = 96 n = 128 k = 16 cta_group = 1"), 7, 22,
+             "illegal tcgen05.mma shape M=96 N=128 K=16 for kind::f16: M must be 64 or 128 under cta_group::1, got 96");
+  EXPECT_ERR(bw("mma kind = f16 m = 256 n = 24 k = 16"), 7, 30,
+             "illegal tcgen05.mma shape M=256 N=24 K=16 for kind::f16: N must be 16..256 in steps of 16 under "
+             "cta_group::2, got 24");
+  EXPECT_ERR(bw("mma kind = tf32 m = 256 n = 256 k = 16"), 7, 39,
+             "illegal tcgen05.mma shape M=256 N=256 K=16 for kind::tf32: K must be 8 for kind::tf32, got 16");
+  EXPECT_ERR(bw("mma kind = mxf4 m = 64 n = 256 k = 64 cta_group = 1"), 7, 23,
+             "illegal tcgen05.mma shape M=64 N=256 K=64 for kind::mxf4: kind::mxf4 under cta_group::1 needs M = 128, "
+             "got 64");
+  EXPECT_ERR(bw("mma kind = bf16 m = 256 n = 256 k = 16"), 7, 14, "unknown mma kind 'bf16'; did you mean 'f16'?");
+  EXPECT_ERR(bw("mma m = 256 n = 256 k = 16"), 7, 3, "missing operand 'kind' for 'mma'");
+  EXPECT_ERR(bw("mma kind = f16 m = 256 n = 256 k = 16 count = 0"), 7, 49,
+             "mma count must be in 1..2147483647, got 0");
+  EXPECT_ERR(bw("mma kind = f16 m = 256 n = 256 k = 16 cta_group = 3"), 7, 53, "cta_group must be 1 or 2, got 3");
+  EXPECT_ERR(bw("tmem_alloc cols = 48"), 7, 21, "TMEM columns must be a power of two in 32..512, got 48");
+  EXPECT_ERR(bw("tmem_alloc cols = 16"), 7, 21, "TMEM columns must be a power of two in 32..512, got 16");
+  EXPECT_ERR(bw("tmem_dealloc cols = 1024"), 7, 23, "TMEM columns must be a power of two in 32..512, got 1024");
+  EXPECT_ERR(bw("tmem_alloc"), 7, 3, "missing operand 'cols' for 'tmem_alloc'");
+  EXPECT_ERR(bw("tmem_load cols = 0"), 7, 20, "TMEM columns must be in 1..512, got 0");
+  EXPECT_ERR(bw("tmem_wait"), 7, 12, "expected 'ld' or 'st' after 'tmem_wait', found end of line");
+  EXPECT_ERR(bw("tmem_wait ldd"), 7, 13, "expected 'ld' or 'st' after 'tmem_wait', found 'ldd'");
+  EXPECT_ERR(bw("tmem_relinquish cols = 32"), 7, 19, "unknown operand 'cols' for 'tmem_relinquish'");
+  EXPECT_ERR(bw("commit ab.empty multicast = 0b100"), 7, 31,
+             "multicast mask 0x4 names a rank outside the cluster of 2 (ranks 0..1)");
+  EXPECT_ERR(bw("commit"), 7, 9, "expected a barrier after 'commit', found end of line");
+  EXPECT_ERR(bw("tmem_alocc cols = 32"), 7, 3, "unknown statement 'tmem_alocc'; did you mean 'tmem_alloc'?");
+  const std::string one = "kernel k on sm_100a\nlaunch ctas = 2, threads = 128\nrole r warp 0:\n";
+  EXPECT_ERR(one + "  tmem_alloc cols = 32 cta_group = 2\n", 4, 36,
+             "cta_group = 2 needs an even cluster size, got cluster = 1");
+  EXPECT_NO_THROW(parse(one + "  mma kind = f16 m = 64 n = 8 k = 16\n"));  // cta_group::1 from the launch
 }
 
 // ------------------------------------------------------------------ rendering

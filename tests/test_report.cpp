@@ -146,9 +146,9 @@ TEST(Trace, ValidJsonWithTracksAndEvents) {
   const auto threads = names_of(t, "thread_name");
   EXPECT_TRUE(threads.count("warp 0 · producer"));
   EXPECT_TRUE(threads.count("warp 1 · consumer"));
-  EXPECT_TRUE(threads.count("async unit"));
-  EXPECT_TRUE(threads.count("async unit · lane 2"));  // two loads overlap without nesting
-  EXPECT_FALSE(threads.count("async unit · lane 3"));
+  EXPECT_TRUE(threads.count("async unit (TMA, bulk stores)"));
+  EXPECT_TRUE(threads.count("async unit (TMA, bulk stores) · lane 2"));  // two loads overlap without nesting
+  EXPECT_FALSE(threads.count("async unit (TMA, bulk stores) · lane 3"));
   EXPECT_EQ(events_where(t, "M", "process_sort_index").size(), 2u);
   EXPECT_GE(events_where(t, "M", "thread_sort_index").size(), 6u);
 
@@ -208,6 +208,27 @@ TEST(Trace, MergesTimelinesWithPidOffsets) {
   EXPECT_TRUE(t.at("otherData").contains("model"));
   EXPECT_TRUE(t.at("otherData").contains("H100 measured"));
   expect_properly_nested(t);
+
+  // Default order: one timeline above the other; ByCta puts the same CTA of both side by side.
+  auto order = [](const json& tr) {
+    std::map<int, std::string> name;
+    std::vector<std::pair<int64_t, int>> sort;
+    for (const auto& e : events_where(tr, "M", "process_name")) name[e.at("pid")] = e.at("args").at("name");
+    for (const auto& e : events_where(tr, "M", "process_sort_index"))
+      sort.push_back({e.at("args").at("sort_index").get<int64_t>(), e.at("pid").get<int>()});
+    std::sort(sort.begin(), sort.end());
+    std::vector<std::string> out;
+    for (auto& [s, pid] : sort) out.push_back(name[pid].substr(0, name[pid].find(" (")));
+    return out;
+  };
+  EXPECT_EQ(order(t), (std::vector<std::string>{"model · CTA 0", "model · CTA 1", "H100 measured · CTA 0",
+                                                "H100 measured · CTA 1"}));
+  ps::verify::TraceWriter by_cta(ps::verify::TraceWriter::Stacking::ByCta);
+  by_cta.add(f.k, f.r, "model");
+  by_cta.add(f.k, f.r, "H100 measured");
+  EXPECT_EQ(order(json::parse(by_cta.str())),
+            (std::vector<std::string>{"model · CTA 0", "H100 measured · CTA 0", "model · CTA 1",
+                                      "H100 measured · CTA 1"}));
 }
 
 TEST(Trace, EscapesAndSanitisesText) {
@@ -405,7 +426,7 @@ TEST(EndToEnd, TinyOkTraceAndReport) {
   const auto threads = names_of(t, "thread_name");
   EXPECT_TRUE(threads.count("warp 0 · producer"));
   EXPECT_TRUE(threads.count("warp 1 · consumer"));
-  EXPECT_TRUE(threads.count("async unit"));
+  EXPECT_TRUE(threads.count("async unit (TMA, bulk stores)"));
   EXPECT_EQ(names_of(t, "process_name").size(), 2u);
   EXPECT_FALSE(events_where(t, "X").empty());
   EXPECT_FALSE(events_where(t, "i").empty());  // phase flips

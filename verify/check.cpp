@@ -30,6 +30,7 @@ CheckResult check_text(const std::string& path, const std::string& text, const C
     r.diagnostic = path + ": error: " + e.what() + "\n";
     return r;
   }
+  r.options_empty_commit_local = options.run.empty_commit_local;
   r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const sim::Expectation want = r.kernel.expect.value_or(sim::Expectation{});
   r.matches_expect = r.result.verdict == want.verdict;

@@ -24,6 +24,7 @@ struct CheckResult {
   bool matches_expect = false;  // verdict (and error kind) equal the file's `expect`
   double wall_ms = 0;
   std::string report;           // the human report (hang explanation, findings, timing)
+  bool options_empty_commit_local = true;  // the assumption the run used
 };
 
 CheckResult check_file(const std::string& path, const CheckOptions& options);

@@ -25,6 +25,7 @@ struct Options {
   bool json = false;
   bool verbose = false;
   std::string trace;
+  std::vector<std::string> assume;
 };
 
 // Files named on the command line, and every *.scn below named directories, sorted.
@@ -87,6 +88,14 @@ int run_check(const Options& o) {
     std::cerr << "pipesim: error: --trace writes one scenario's timeline; name exactly one file\n";
     return 2;
   }
+  for (const std::string& a : o.assume) {
+    if (a == "empty-commit-local=on") co.run.empty_commit_local = true;
+    else if (a == "empty-commit-local=off") co.run.empty_commit_local = false;
+    else {
+      std::cerr << fmt::format("pipesim: error: --assume {}: known assumptions: empty-commit-local=on|off\n", a);
+      return 2;
+    }
+  }
   if (o.jitter < 0 || o.jitter >= 1) {
     std::cerr << "pipesim: error: --jitter must be in [0, 1)\n";
     return 2;
@@ -145,6 +154,7 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   c->add_option("--max-events", o->max_events, "stop a runaway scenario after this many events")->capture_default_str();
   c->add_flag("--json", o->json, "machine-readable report (schema pipesim.check/1)");
   c->add_flag("-v,--verbose", o->verbose, "print every scenario's full report");
+  c->add_option("--assume", o->assume, "set a named model assumption: empty-commit-local=on|off")->type_name("NAME=on|off");
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of one scenario")->type_name("FILE");
   c->callback([o, &action] { action = [o] { return run_check(*o); }; });
   return c;

@@ -41,6 +41,7 @@ bool uses_barrier(sim::OpKind k) {
     case sim::OpKind::Init:
     case sim::OpKind::Inval:
     case sim::OpKind::TmaLoad:
+    case sim::OpKind::Commit:
       return true;
     default:
       return false;

@@ -89,7 +89,8 @@ constexpr Builtin kBuiltins[] = {
     {"cluster_rank", sim::kSlotClusterRank}, {"warp", sim::kSlotWarp},
     {"warp_in_role", sim::kSlotWarpInRole}, {"num_ctas", sim::kSlotNumCtas},
     {"num_clusters", sim::kSlotNumClusters}, {"cluster_size", sim::kSlotClusterSize},
-    {"num_sms", sim::kSlotNumSms},
+    {"num_sms", sim::kSlotNumSms},           {"is_leader", sim::kSlotIsLeader},
+    {"peer_rank", sim::kSlotPeerRank},       {"num_tiles", sim::kSlotNumTiles},
 };
 
 const Builtin* find_builtin(std::string_view n) {
@@ -104,7 +105,34 @@ constexpr std::string_view kStatements[] = {
     "arrive_expect_tx", "expect_tx", "complete_tx", "arrive_drop", "wait", "test_wait",
     "store", "commit_group", "wait_group", "bar_sync", "bar_arrive", "syncthreads",
     "cluster_arrive", "cluster_wait", "cluster_sync",
+    // tcgen05 (sm_100a / sm_103a)
+    "mma", "commit", "tmem_alloc", "tmem_dealloc", "tmem_relinquish", "tmem_load", "tmem_store",
+    "tmem_wait",
 };
+
+constexpr uint32_t kNoArray = std::numeric_limits<uint32_t>::max();  // PipelineTmaStore's full/empty
+
+// The pipeline kinds: the arrow spelling (empty `to`: a single word), the CUTLASS class name.
+struct PipeKindName {
+  std::string_view from, to, cls;
+  sim::PipelineKind kind;
+  bool tcgen05;
+};
+constexpr PipeKindName kPipeKinds[] = {
+    {"tma", "threads", "PipelineTmaAsync", sim::PipelineKind::TmaAsync, false},
+    {"threads", "threads", "PipelineAsync", sim::PipelineKind::Async, false},
+    {"tma", "umma", "PipelineTmaUmma", sim::PipelineKind::TmaUmma, true},
+    {"umma", "threads", "PipelineUmmaAsync", sim::PipelineKind::UmmaAsync, true},
+    {"threads", "umma", "PipelineAsyncUmma", sim::PipelineKind::AsyncUmma, true},
+    {"tma_store", "", "PipelineTmaStore", sim::PipelineKind::TmaStore, false},
+};
+
+// "tma -> threads", "tma_store" ...: how messages name a pipeline kind.
+std::string kind_text(sim::PipelineKind k) {
+  for (const PipeKindName& n : kPipeKinds)
+    if (n.kind == k) return n.to.empty() ? std::string(n.from) : fmt::format("{} -> {}", n.from, n.to);
+  return "?";
+}
 
 constexpr std::string_view kDeclarations[] = {"kernel", "let",  "launch", "barrier",
                                               "pipeline", "role", "expect"};
@@ -143,17 +171,21 @@ struct Cur {
 
 // Operand specifications of a statement: `name = expr`, a bare flag, `expect true|false`, or
 // `kind = PipelineState|PipelineStateSimple`.
-enum class OT : uint8_t { Expr, Flag, Bool, StateKind };
+// Word: `name = IDENT` (the identifier in OGot::tok). ExprOrWord: `name = OSpec::word` (word = 1,
+// the token in OGot::tok) or `name = expr`.
+enum class OT : uint8_t { Expr, Flag, Bool, StateKind, Word, ExprOrWord };
 struct OSpec {
   std::string_view name;
   OT type = OT::Expr;
   bool required = false;
+  std::string_view word = {};
 };
 struct OGot {
   bool present = false;
   Token name;
   Val v;
-  int64_t word = 0;  // Flag: 1; Bool: 1/0; StateKind: the enum value
+  int64_t word = 0;  // Flag: 1; Bool: 1/0; StateKind: the enum value; ExprOrWord: 1 for the word
+  Token tok;         // Word, ExprOrWord: the word's token
 };
 
 struct Local {
@@ -474,6 +506,10 @@ class Parser {
                                                        : k_.launch.ctas / k_.launch.cluster;
         return make_const(v, t.loc, t.len);
       }
+      if (b->slot == sim::kSlotNumTiles) {
+        if (!have_launch_) fail(t, "'num_tiles' needs the 'launch' line first");
+        return make_const(k_.launch.tiles, t.loc, t.len);
+      }
       if (ctx == Ctx::Multicast) return slot_value(b->slot, t);
       fail(t, fmt::format("'{}' differs between CTAs and warps; a declaration needs a constant", t.text));
     }
@@ -582,6 +618,27 @@ class Parser {
           expect(c, Tok::Assign, fmt::format("'=' after '{}'", n.text));
           g.v = parse_expr(c, ctx);
           break;
+        case OT::Word:
+          expect(c, Tok::Assign, fmt::format("'=' after '{}'", n.text));
+          g.tok = expect_ident(c, fmt::format("a name after '{} ='", n.text));
+          break;
+        case OT::ExprOrWord: {
+          expect(c, Tok::Assign, fmt::format("'=' after '{}'", n.text));
+          const Token& w = c.peek();
+          // The word, unless a parameter has that name (names are not reserved).
+          const bool name = w.kind == Tok::Ident && !param_index_.count(std::string(w.text));
+          if (name && w.text == specs[idx].word) {
+            g.word = 1;
+            g.tok = w;
+            g.v = make_const(0, w.loc, w.len);
+            c.next();
+          } else if (name && !find_builtin(w.text) && !suggest(w.text, {specs[idx].word}).empty()) {
+            fail(w, fmt::format("unknown name '{}'{}", w.text, suggest(w.text, {specs[idx].word})));
+          } else {
+            g.v = parse_expr(c, ctx);
+          }
+          break;
+        }
       }
     }
     for (size_t i = 0; i < specs.size(); ++i)
@@ -706,36 +763,115 @@ class Parser {
     const Token& h = c.next();
     if (have_launch_) fail(h, "duplicate 'launch' declaration", fmt::format("first at {}", at_line(launch_loc_)));
     static constexpr OSpec kSpecs[] = {
-        {"ctas", OT::Expr, true}, {"cluster"}, {"threads", OT::Expr, true}, {"ctas_per_sm"}};
+        {"ctas", OT::ExprOrWord, true, "persistent"}, {"cluster"}, {"threads", OT::Expr, true},
+        {"ctas_per_sm"}, {"smem"}, {"regs"}, {"cta_group"}, {"tiles"}};
+    enum { kCtas, kCluster, kThreads, kPerSm, kSmem, kRegs, kCtaGroup, kTiles };
     std::vector<OGot> g = operands(c, h, kSpecs, Ctx::Const);
-    const model::Capacity& cap = k_.arch->cap;
-    const Val& ctas = g[0].v;
-    check_range(ctas, 1, int64_t{1} << 31, "ctas");
-    int64_t cluster = 1;
-    if (g[1].present) {
-      const Val& v = g[1].v;
+    const model::Arch& arch = *k_.arch;
+    const model::Capacity& cap = arch.cap;
+    sim::Launch l;
+    if (!g[kCtas].word) check_range(g[kCtas].v, 1, int64_t{1} << 31, "ctas");
+    if (g[kCluster].present) {
+      const Val& v = g[kCluster].v;
       check_range(v, 1, 16, "cluster size");
       if (v.c() > 1 && cap.cluster_max == 0)
-        fail(v, fmt::format("{} does not support clusters (cluster = {})", k_.arch->name, v.c()));
+        fail(v, fmt::format("{} does not support clusters (cluster = {})", arch.name, v.c()));
       if (v.c() > cap.cluster_max && cap.cluster_max > 0)
-        fail(v, fmt::format("cluster size {} exceeds {}'s maximum {}", v.c(), k_.arch->name, cap.cluster_max));
-      cluster = v.c();
+        fail(v, fmt::format("cluster size {} exceeds {}'s maximum {}", v.c(), arch.name, cap.cluster_max));
+      l.cluster = v.c();
     }
-    if (ctas.c() % cluster != 0)
-      fail(ctas, fmt::format("ctas = {} is not divisible by cluster = {}", ctas.c(), cluster));
-    const Val& th = g[2].v;
+    if (g[kTiles].present) {
+      check_range(g[kTiles].v, 1, int64_t{1} << 31, "tiles");
+      l.tiles = g[kTiles].v.c();
+    }
+    if (g[kCtas].word) {  // ctas = persistent: one CTA per SM, whole clusters, no more than the tiles need
+      if (!g[kTiles].present)
+        fail(g[kCtas].tok, "'ctas = persistent' needs the tile count: add 'tiles = N' to the launch");
+      l.ctas = std::min<int64_t>(cap.sms / l.cluster * l.cluster, l.tiles * l.cluster);
+    } else {
+      const Val& ctas = g[kCtas].v;
+      if (ctas.c() % l.cluster != 0)
+        fail(ctas, fmt::format("ctas = {} is not divisible by cluster = {}", ctas.c(), l.cluster));
+      l.ctas = ctas.c();
+    }
+    const Val& th = g[kThreads].v;
     if (th.c() <= 0 || th.c() % 32 != 0)
       fail(th, fmt::format("threads = {} is not a positive multiple of 32", th.c()));
     if (th.c() > cap.threads_per_block)
       fail(th, fmt::format("threads = {} exceeds the limit of {} per CTA", th.c(), cap.threads_per_block));
-    int64_t per_sm = 1;
-    if (g[3].present) {
-      check_range(g[3].v, 1, cap.blocks_per_sm, "ctas_per_sm");
-      per_sm = g[3].v.c();
+    l.threads = th.c();
+    if (g[kCtaGroup].present) {
+      const Val& v = g[kCtaGroup].v;
+      if (v.c() != 1 && v.c() != 2) fail(v, fmt::format("cta_group must be 1 or 2, got {}", v.c()));
+      if (v.c() == 2) {
+        need_tcgen05(g[kCtaGroup].name);
+        if (l.cluster % 2 != 0)
+          fail(v, fmt::format("cta_group = 2 needs an even cluster size, got cluster = {}", l.cluster),
+               "the CTA pairs of cta_group::2 are cluster ranks (2j, 2j+1)");
+      }
+      l.cta_group = v.c();
     }
-    k_.launch = sim::Launch{ctas.c(), cluster, th.c(), per_sm};
+    if (g[kSmem].present) {
+      const Val& v = g[kSmem].v;
+      if (v.c() < 0) fail(v, fmt::format("smem must not be negative, got {}", v.c()));
+      if (v.c() > cap.smem_per_block)
+        fail(v,
+             fmt::format("the launch would fail: {} B of shared memory requested, {} available", v.c(),
+                         cap.smem_per_block),
+             fmt::format("{} allows at most {} bytes of shared memory per CTA", arch.name, cap.smem_per_block));
+      l.smem = v.c();
+    }
+    if (g[kRegs].present) {
+      check_range(g[kRegs].v, 1, cap.regs_per_thread_max, "regs");
+      l.regs = g[kRegs].v.c();
+    }
+    if (g[kPerSm].present) {
+      check_range(g[kPerSm].v, 1, cap.blocks_per_sm, "ctas_per_sm");
+      l.ctas_per_sm = g[kPerSm].v.c();
+    } else if (g[kSmem].present || g[kRegs].present) {
+      l.ctas_per_sm = residency(l, g[kSmem], g[kRegs]);
+    }
+    k_.launch = l;
     have_launch_ = true;
     launch_loc_ = h.loc;
+  }
+
+  // CTAs per SM from shared memory, threads and registers (the occupancy calculation); an
+  // error when not even one CTA fits.
+  int64_t residency(const sim::Launch& l, const OGot& smem, const OGot& regs) const {
+    const model::Capacity& cap = k_.arch->cap;
+    int64_t n = cap.blocks_per_sm;
+    n = std::min<int64_t>(n, cap.threads_per_sm / l.threads);
+    if (l.smem > 0) {
+      const int64_t per_cta = l.smem + k_.arch->smem_reserved_per_block;
+      if (cap.smem_per_sm / per_cta == 0)
+        fail(smem.v,
+             fmt::format("the launch would fail: {} B of shared memory requested, {} available", l.smem,
+                         cap.smem_per_sm - k_.arch->smem_reserved_per_block));
+      n = std::min(n, cap.smem_per_sm / per_cta);
+    }
+    if (l.regs > 0) {
+      const int64_t per_thread = (l.regs + 7) / 8 * 8;  // allocated in units of 8 per thread
+      const int64_t per_cta = per_thread * l.threads;
+      if (cap.regs_per_sm / per_cta == 0)
+        fail(regs.v,
+             fmt::format("the launch would fail: {} registers requested, {} available", per_cta, cap.regs_per_sm),
+             fmt::format("{} registers per thread (allocated as {}) x {} threads", l.regs, per_thread, l.threads));
+      n = std::min(n, cap.regs_per_sm / per_cta);
+    }
+    return n;
+  }
+
+  // tcgen05 statements, pipelines and cta_group = 2 need an architecture that has it.
+  void need_tcgen05(const Token& at) const {
+    if (k_.arch->has_tcgen05) return;
+    std::vector<std::string_view> have;
+    for (const model::Arch& a : model::all_archs())
+      if (a.has_tcgen05) have.push_back(a.name);
+    std::string names;
+    for (size_t i = 0; i < have.size(); ++i)
+      names += fmt::format("{}{}", i == 0 ? "" : i + 1 == have.size() ? " or " : ", ", have[i]);
+    fail(at, fmt::format("tcgen05 needs {}; this kernel is on {}", names, k_.arch->name));
   }
 
   void check_new_array_name(const Token& n) {
@@ -769,6 +905,17 @@ class Parser {
     k_.barriers.push_back(std::move(b));
   }
 
+  // Which pipeline options a kind takes (docs/scenario-language.md, "Pipelines").
+  static bool option_applies(sim::PipelineKind k, std::string_view opt) {
+    using K = sim::PipelineKind;
+    if (opt == "stages" || opt == "state") return true;
+    if (opt == "tx") return k == K::TmaAsync || k == K::TmaUmma;
+    if (opt == "producers") return k == K::Async || k == K::TmaAsync || k == K::AsyncUmma;
+    if (opt == "consumers") return k == K::Async || k == K::TmaAsync || k == K::TmaUmma || k == K::UmmaAsync;
+    if (opt == "multicast") return k != K::Async && k != K::TmaStore;
+    return k != K::TmaStore;  // producer_phase, consumer_phase, tail
+  }
+
   void parse_pipeline(Cur& c) {
     c.next();
     const Token& n = expect_ident(c, "a pipeline name");
@@ -778,26 +925,37 @@ class Parser {
     p.name = std::string(n.text);
     p.loc = n.loc;
     const Token& kt = c.peek();
-    if (c.at_ident("PipelineTmaAsync") || c.at_ident("PipelineAsync")) {
-      p.kind = kt.text == "PipelineAsync" ? sim::PipelineKind::Async : sim::PipelineKind::TmaAsync;
-      c.next();
-    } else if ((c.at_ident("tma") || c.at_ident("threads")) && c.peek(1).kind == Tok::Arrow &&
-               c.peek(2).kind == Tok::Ident && c.peek(2).text == "threads") {
-      p.kind = kt.text == "tma" ? sim::PipelineKind::TmaAsync : sim::PipelineKind::Async;
-      c.next();
-      c.next();
-      c.next();
-    } else {
-      fail(kt, fmt::format("expected a pipeline kind ('tma -> threads', 'threads -> threads', "
-                           "'PipelineTmaAsync' or 'PipelineAsync'), found {}", describe(kt)));
+    const PipeKindName* kind = nullptr;
+    for (const PipeKindName& k : kPipeKinds) {
+      if (c.at_ident(k.cls)) {
+        kind = &k;
+        c.next();
+      } else if (k.to.empty() ? c.at_ident(k.from) && c.peek(1).kind != Tok::Arrow
+                              : c.at_ident(k.from) && c.peek(1).kind == Tok::Arrow &&
+                                    c.peek(2).kind == Tok::Ident && c.peek(2).text == k.to) {
+        kind = &k;
+        for (int i = k.to.empty() ? 1 : 3; i > 0; --i) c.next();
+      }
+      if (kind) break;
     }
-    const bool tma = p.kind == sim::PipelineKind::TmaAsync;
+    if (!kind) {
+      std::vector<std::string_view> classes;
+      for (const PipeKindName& k : kPipeKinds) classes.push_back(k.cls);
+      fail(kt,
+           fmt::format("expected a pipeline kind ('tma -> threads', 'threads -> threads', 'tma -> umma', "
+                       "'umma -> threads', 'threads -> umma', 'tma_store' or a CUTLASS class name), found {}",
+                       describe(kt)),
+           fmt::format("CUTLASS class names: {}", join(classes)));
+    }
+    if (kind->tcgen05) need_tcgen05(kt);
+    p.kind = kind->kind;
+    using K = sim::PipelineKind;
     static constexpr std::string_view kOpts[] = {"stages", "tx", "producers", "consumers", "multicast",
                                                  "state", "producer_phase", "consumer_phase", "tail"};
     const std::vector<std::string_view> opt_names(std::begin(kOpts), std::end(kOpts));
     std::vector<Token> seen(std::size(kOpts));
     std::vector<bool> have(std::size(kOpts), false);
-    std::optional<Val> mask;
+    std::optional<Val> mask, tx;
     while (!c.at(Tok::End)) {
       if (c.at(Tok::Comma)) {
         c.next();
@@ -810,6 +968,13 @@ class Parser {
              fmt::format("options: {}", join(opt_names)));
       if (have[idx])
         fail(o, fmt::format("repeated option '{}'", o.text), fmt::format("first given at column {}", seen[idx].loc.col));
+      if (!option_applies(p.kind, o.text)) {
+        std::vector<std::string_view> ok;
+        for (std::string_view x : kOpts)
+          if (option_applies(p.kind, x)) ok.push_back(x);
+        fail(o, fmt::format("'{}' does not apply to a '{}' pipeline", o.text, kind_text(p.kind)),
+             fmt::format("a '{}' pipeline takes: {}", kind_text(p.kind), join(ok)));
+      }
       have[idx] = true;
       seen[idx] = o;
       expect(c, Tok::Assign, fmt::format("'=' after '{}'", o.text));
@@ -820,9 +985,9 @@ class Parser {
         p.stages = v.c();
       } else if (w == "tx") {
         Val v = parse_expr(c, Ctx::Const);
-        if (!tma) fail(o, "'tx' is only for 'tma -> threads' pipelines");
         check_range(v, 1, kMaxCount, "tx");
         p.tx = v.c();
+        tx = v;
       } else if (w == "producers" || w == "consumers") {
         Val v = parse_expr(c, Ctx::Const);
         check_range(v, 1, kMaxCount, w);
@@ -833,8 +998,10 @@ class Parser {
         (w == "producers" ? p.producers : p.consumers) = part;
       } else if (w == "multicast") {
         Val v = parse_expr(c, Ctx::Multicast);
-        if (!tma) fail(o, "'multicast' is only for 'tma -> threads' pipelines");
-        if (!v.is_const()) fail(v, "multicast of a pipeline must be constant for its barrier count");
+        // PipelineTmaAsync: the mask sets the empty barriers' count, so it must be known here.
+        // The tcgen05 kinds' mask (commit multicast / release target) is evaluated per CTA.
+        if (p.kind == K::TmaAsync && !v.is_const())
+          fail(v, "multicast of a pipeline must be constant for its barrier count");
         check_mask(v);
         mask = v;
       } else if (w == "state") {
@@ -860,14 +1027,46 @@ class Parser {
       }
     }
     if (!have[0]) fail(n, fmt::format("missing option 'stages' for pipeline '{}'", n.text));
-    if (tma && !have[1]) fail(n, fmt::format("missing option 'tx' for pipeline '{}' (bytes per stage)", n.text));
-    const int64_t fan_in = mask ? std::popcount(static_cast<uint64_t>(mask->c())) : 1;
-    const int64_t full_count = p.producers.n;
-    const int64_t empty_count = p.consumers.n * fan_in;
-    if (empty_count > kMaxCount)
-      fail(n, fmt::format("empty barrier count {} (consumers x multicast CTAs) exceeds {}", empty_count, kMaxCount));
+    if ((p.kind == K::TmaAsync || p.kind == K::TmaUmma) && !have[1])
+      fail(n, fmt::format("missing option 'tx' for pipeline '{}' (bytes per stage{})", n.text,
+                          p.kind == K::TmaUmma ? " per CTA" : ""));
+    const int64_t group = k_.launch.cta_group;
+    if (p.kind == K::TmaUmma && p.tx * group > kMaxCount)
+      fail(*tx, fmt::format("tx = {} per CTA makes the leader expect {} bytes (x cta_group {}), above the tx "
+                            "limit {}", p.tx, p.tx * group, group, kMaxCount));
     if (mask) p.multicast = mask->e;
     const uint32_t id = u32(k_.pipelines.size());
+    if (p.kind == K::TmaStore) {  // staging buffers only: no mbarriers
+      p.full = p.empty = kNoArray;
+      pipes_.emplace(p.name, id);
+      k_.pipelines.push_back(std::move(p));
+      return;
+    }
+    // Arrival counts per kind (docs/scenario-language.md, both pipeline tables).
+    int64_t full_count = p.producers.n, empty_count = p.consumers.n;
+    std::string_view empty_why = "consumers", full_why = "producers";
+    switch (p.kind) {
+      case K::TmaAsync:
+        empty_count = p.consumers.n * (mask ? std::popcount(static_cast<uint64_t>(mask->c())) : 1);
+        empty_why = "consumers x multicast CTAs";
+        break;
+      case K::TmaUmma: full_count = 1; break;
+      case K::UmmaAsync:
+        full_count = 1;
+        empty_count = p.consumers.n * group;
+        empty_why = "consumers x cta_group";
+        break;
+      case K::AsyncUmma:
+        full_count = p.producers.n * group;
+        empty_count = 1;
+        full_why = "producers x cta_group";
+        break;
+      default: break;
+    }
+    if (empty_count > kMaxCount)
+      fail(n, fmt::format("empty barrier count {} ({}) exceeds {}", empty_count, empty_why, kMaxCount));
+    if (full_count > kMaxCount)
+      fail(n, fmt::format("full barrier count {} ({}) exceeds {}", full_count, full_why, kMaxCount));
     auto make = [&](std::string_view side, int64_t count) {
       sim::BarrierArray b;
       b.name = fmt::format("{}.{}", p.name, side);
@@ -1026,6 +1225,10 @@ class Parser {
     if (w == "let") return out.push_back(parse_let(c));
     if (w == "compute") return out.push_back(parse_compute(c));
     if (w == "tma") return out.push_back(parse_tma(c));
+    if (w == "mma" || w == "commit" || w.starts_with("tmem_")) {
+      if (std::find(std::begin(kStatements), std::end(kStatements), w) != std::end(kStatements))
+        return out.push_back(parse_tcgen05(c));
+    }
     if (w == "cluster_sync") {
       c.next();
       expect_end(c);
@@ -1074,6 +1277,22 @@ class Parser {
     Stmt s;
     s.kind = StmtKind::For;
     s.site = add_site(h, "for");
+    if (c.at_ident("tiles") && c.peek(1).kind == Tok::Colon) {
+      // The static persistent scheduler: cluster_id .. num_tiles step num_clusters (both CTAs of
+      // a pair, all CTAs of a cluster, get the same tiles).
+      const Token& t = c.next();
+      if (k_.launch.tiles == 0)
+        fail(t, "'for ... in tiles' needs the tile scheduler: add 'tiles = N' to the launch");
+      const Token& colon = c.next();
+      expect_end(c);
+      s.begin = slot_value(sim::kSlotClusterId, t).e;
+      s.end = slot_value(sim::kSlotNumTiles, t).e;
+      s.step = slot_value(sim::kSlotNumClusters, t).e;
+      s.slot = new_slot();
+      Local var{std::string(v.text), s.slot, v.loc};
+      s.body = parse_block(indent, colon, depth + 1, &var);
+      return s;
+    }
     Val b = parse_expr(c, Ctx::Role);
     expect(c, Tok::DotDot, "'..' in the loop range");
     Val e = parse_expr(c, Ctx::Role);
@@ -1204,11 +1423,21 @@ class Parser {
                            pn.text, call.text, pn.text, call.text);
       fail(call, fmt::format("unknown pipeline call '{}'{}", call.text, suggest(call.text, names)), note);
     }
+    if (pipe(id).kind == sim::PipelineKind::TmaStore &&
+        (found->call == sim::PipeCall::ConsumerWait || found->call == sim::PipeCall::ConsumerRelease))
+      no_consumer_side(pn, call);
     expect_end(c);
     s.kind = StmtKind::Pipe;
     s.call = found->call;
     s.site = add_site(pn, fmt::format("{}.{}", pn.text, call.text));
     return s;
+  }
+
+  // A consumer-side call or state of a PipelineTmaStore (it has only a producer side).
+  [[noreturn]] static void no_consumer_side(const Token& pn, const Token& at) {
+    fail(at, fmt::format("'{}' is a 'tma_store' pipeline: it has no consumer side", pn.text),
+         fmt::format("its calls: {}.producer_acquire, 'store {} bytes = N', {}.producer_commit, {}.producer_tail",
+                     pn.text, pn.text, pn.text, pn.text));
   }
 
   Stmt parse_set_state(Cur& c, const Token& pn, Stmt s) {
@@ -1217,6 +1446,8 @@ class Parser {
     if (c.at_ident("producer")) s.side = sim::Side::Producer;
     else if (c.at_ident("consumer")) s.side = sim::Side::Consumer;
     else fail(side, fmt::format("expected 'producer' or 'consumer', found {}", describe(side)));
+    if (s.side == sim::Side::Consumer && pipe(s.pipeline).kind == sim::PipelineKind::TmaStore)
+      no_consumer_side(pn, side);
     c.next();
     static constexpr OSpec kSpecs[] = {{"index"}, {"phase"}, {"kind", OT::StateKind}};
     Token head = pn;
@@ -1245,6 +1476,8 @@ class Parser {
     std::string shown = name;
     if (auto pit = pipes_.find(name); pit != pipes_.end()) {
       const sim::PipelineDecl& p = pipe(pit->second);
+      if (p.kind == sim::PipelineKind::TmaStore)
+        fail(n, fmt::format("'{}' is a 'tma_store' pipeline; it has no barrier arrays", name));
       if (!c.at(Tok::Dot))
         fail(n, fmt::format("'{}' is a pipeline; name one of its barrier arrays: '{}.full' or '{}.empty'", name, name, name));
       c.next();
@@ -1279,8 +1512,10 @@ class Parser {
     if (t.kind == Tok::Ident && pipes_.count(std::string(t.text)) && c.peek(1).kind != Tok::Dot) {
       c.next();
       const uint32_t id = pipes_.at(std::string(t.text));
-      if (pipe(id).kind != sim::PipelineKind::TmaAsync)
-        fail(t, fmt::format("'tma {}' needs a 'tma -> threads' pipeline; '{}' is 'threads -> threads'", t.text, t.text));
+      const sim::PipelineKind kind = pipe(id).kind;
+      if (kind != sim::PipelineKind::TmaAsync && kind != sim::PipelineKind::TmaUmma)
+        fail(t, fmt::format("'tma {}' needs a 'tma -> threads' or 'tma -> umma' pipeline; '{}' is '{}'", t.text,
+                            t.text, kind_text(kind)));
       std::vector<OGot> g = operands(c, h, kPipeSpecs, Ctx::Role);
       Stmt s;
       s.kind = StmtKind::Pipe;
@@ -1388,6 +1623,7 @@ class Parser {
       set_rank(s, g[2]);
       return s;
     }
+    if (w == "store" && c.at(Tok::Ident) && c.peek(1).kind != Tok::Assign) return parse_pipe_store(c, h);
     if (w == "store") {
       Stmt s = op_stmt(OpKind::BulkStore, h, what);
       static constexpr OSpec kS[] = {{"bytes", OT::Expr, true}};
@@ -1436,6 +1672,135 @@ class Parser {
                : w == "cluster_arrive" ? OpKind::ClusterArrive
                                        : OpKind::ClusterWait;
     Stmt s = op_stmt(k, h, what);
+    operands(c, h, {}, Ctx::Role);
+    return s;
+  }
+
+  // store P bytes = N: bulk store of a PipelineTmaStore's acquired staging buffer.
+  Stmt parse_pipe_store(Cur& c, const Token& h) {
+    const Token& t = c.next();
+    auto it = pipes_.find(std::string(t.text));
+    if (it == pipes_.end())
+      fail(t, fmt::format("unknown pipeline '{}'{}", t.text, suggest(t.text, pipe_names())),
+           "'store P bytes = N' stores a 'tma_store' pipeline's buffer; a raw bulk store is 'store bytes = N'");
+    const sim::PipelineKind kind = pipe(it->second).kind;
+    if (kind != sim::PipelineKind::TmaStore)
+      fail(t, fmt::format("'store {}' needs a 'tma_store' pipeline; '{}' is '{}'", t.text, t.text, kind_text(kind)));
+    static constexpr OSpec kS[] = {{"bytes", OT::Expr, true}};
+    auto g = operands(c, h, kS, Ctx::Role);
+    check_copy_bytes(g[0].v, "bulk store");
+    Stmt s;
+    s.kind = StmtKind::Pipe;
+    s.call = sim::PipeCall::Store;
+    s.pipeline = it->second;
+    s.bytes = g[0].v.e;
+    s.site = add_site(h, fmt::format("store {}", t.text));
+    return s;
+  }
+
+  // A statement's `cta_group = G` override of the launch's cta_group.
+  void set_cta_group(Stmt& s, const OGot& g) const {
+    if (!g.present) return;
+    const Val& v = g.v;
+    if (v.is_const()) {
+      if (v.c() != 1 && v.c() != 2) fail(v, fmt::format("cta_group must be 1 or 2, got {}", v.c()));
+      if (v.c() == 2 && k_.launch.cluster % 2 != 0)
+        fail(v, fmt::format("cta_group = 2 needs an even cluster size, got cluster = {}", k_.launch.cluster),
+             "the CTA pairs of cta_group::2 are cluster ranks (2j, 2j+1)");
+    }
+    s.cta_group = v.e;
+  }
+
+  // tcgen05.alloc / dealloc: a power of two in 32..512.
+  static void check_alloc_cols(const Val& v) {
+    if (!v.is_const()) return;
+    const int64_t x = v.c();
+    if (x < 32 || x > 512 || !std::has_single_bit(static_cast<uint64_t>(x)))
+      fail(v, fmt::format("TMEM columns must be a power of two in 32..512, got {}", x));
+  }
+
+  // mma, commit, tmem_alloc, tmem_dealloc, tmem_relinquish, tmem_load, tmem_store, tmem_wait.
+  Stmt parse_tcgen05(Cur& c) {
+    const Token& h = c.next();
+    need_tcgen05(h);
+    const std::string_view w = h.text;
+    const std::string what(w);
+    if (w == "mma") {
+      static constexpr OSpec kS[] = {{"kind", OT::Word, true}, {"m", OT::Expr, true}, {"n", OT::Expr, true},
+                                     {"k", OT::Expr, true},     {"count"},             {"cta_group"}};
+      auto g = operands(c, h, kS, Ctx::Role);
+      Stmt s = op_stmt(OpKind::Mma, h, what);
+      const Token& kt = g[0].tok;
+      std::optional<model::MmaKind> kind = model::mma_kind_from_name(kt.text);
+      if (!kind) {
+        std::vector<std::string_view> kinds;
+        for (int i = 0; i < model::kNumMmaKinds; ++i) kinds.push_back(model::mma_kind_name(static_cast<model::MmaKind>(i)));
+        fail(kt, fmt::format("unknown mma kind '{}'{}", kt.text, suggest(kt.text, kinds)),
+             fmt::format("kinds: {}", join(kinds)));
+      }
+      s.mma_kind = *kind;
+      static constexpr std::string_view kDims[] = {"M", "N", "K"};
+      for (int i = 0; i < 3; ++i) check_range(g[1 + i].v, 0, 65535, kDims[i]);
+      if (g[4].present) check_range(g[4].v, 1, std::numeric_limits<int32_t>::max(), "mma count");
+      set_cta_group(s, g[5]);
+      s.mma_m = g[1].v.e;
+      s.mma_n = g[2].v.e;
+      s.mma_k = g[3].v.e;
+      s.count = g[4].present ? g[4].v.e : Expr::constant(1, h.loc);
+      // Checked here when everything is known; the engine checks the rest at run time.
+      const bool group_known = !s.cta_group || s.cta_group->is_const();
+      if (g[1].v.is_const() && g[2].v.is_const() && g[3].v.is_const() && group_known) {
+        const int64_t group = s.cta_group ? s.cta_group->code[0].value : k_.launch.cta_group;
+        const int m = static_cast<int>(g[1].v.c()), n = static_cast<int>(g[2].v.c()), k = static_cast<int>(g[3].v.c());
+        const std::string why = model::mma_shape_error(*kind, m, n, k, static_cast<int>(group));
+        if (!why.empty()) {
+          const Val& at = why.starts_with("K ") ? g[3].v : why.starts_with("N ") ? g[2].v : g[1].v;
+          fail(at, fmt::format("illegal tcgen05.mma shape M={} N={} K={} for kind::{}: {}", m, n, k,
+                               model::mma_kind_name(*kind), why));
+        }
+      }
+      return s;
+    }
+    if (w == "commit") {
+      Stmt s = op_stmt(OpKind::Commit, h, what);
+      s.bar = parse_bar(c, h);
+      static constexpr OSpec kS[] = {{"multicast"}, {"cta_group"}};
+      auto g = operands(c, h, kS, Ctx::Role);
+      if (g[0].present) {
+        check_mask(g[0].v);
+        s.mask = g[0].v.e;
+      }
+      set_cta_group(s, g[1]);
+      return s;
+    }
+    if (w == "tmem_alloc" || w == "tmem_dealloc") {
+      Stmt s = op_stmt(w == "tmem_alloc" ? OpKind::TmemAlloc : OpKind::TmemDealloc, h, what);
+      static constexpr OSpec kS[] = {{"cols", OT::Expr, true}, {"cta_group"}};
+      auto g = operands(c, h, kS, Ctx::Role);
+      check_alloc_cols(g[0].v);
+      s.cols = g[0].v.e;
+      set_cta_group(s, g[1]);
+      return s;
+    }
+    if (w == "tmem_load" || w == "tmem_store") {
+      Stmt s = op_stmt(w == "tmem_load" ? OpKind::TmemLoad : OpKind::TmemStore, h, what);
+      static constexpr OSpec kS[] = {{"cols", OT::Expr, true}};
+      auto g = operands(c, h, kS, Ctx::Role);
+      check_range(g[0].v, 1, 512, "TMEM columns");
+      s.cols = g[0].v.e;
+      return s;
+    }
+    if (w == "tmem_wait") {
+      const Token& which = c.peek();
+      if (!c.at_ident("ld") && !c.at_ident("st"))
+        fail(which, fmt::format("expected 'ld' or 'st' after 'tmem_wait', found {}", describe(which)));
+      c.next();
+      Stmt s = op_stmt(OpKind::TmemWait, h, fmt::format("tmem_wait {}", which.text));
+      s.n = Expr::constant(which.text == "ld" ? 0 : 1, which.loc);
+      operands(c, h, {}, Ctx::Role);
+      return s;
+    }
+    Stmt s = op_stmt(OpKind::TmemRelinquish, h, what);  // tmem_relinquish
     operands(c, h, {}, Ctx::Role);
     return s;
   }

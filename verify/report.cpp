@@ -114,8 +114,20 @@ std::string human_report(const CheckResult& r) {
       out += fmt::format("note: {} cluster(s) never started: the hung CTAs hold the SMs\n", h.unlaunched_clusters);
   }
 
+  if (res.cta_group == 2)
+    out += fmt::format("assumption: empty-commit-local is {} (an empty tcgen05.commit group under cta_group::2 {})\n",
+                       r.options_empty_commit_local ? "on" : "off",
+                       r.options_empty_commit_local ? "signals only the issuing CTA" : "signals every CTA of its mask");
+  if (k.arch && k.arch->uncertain) out += fmt::format("note: {}\n", k.arch->uncertain_note);
+
   if (res.verdict == sim::Verdict::Ok) {
     out += fmt::format("predicted duration: {:.3f} us\n", res.end_ns / 1000.0);
+    if (res.end_ns > 0 && res.sms_used > 0) {
+      const double sm_time = res.end_ns * res.sms_used;
+      std::string units = fmt::format("  DRAM busy {:.1f}%", 100.0 * res.dram_busy_ns / res.end_ns);
+      if (res.tensor_busy_ns > 0) units += fmt::format(", tensor pipes busy {:.1f}% (over {} SMs)", 100.0 * res.tensor_busy_ns / sm_time, res.sms_used);
+      out += units + "\n";
+    }
     std::vector<sim::RunResult::RoleWait> waits = res.role_waits;
     std::sort(waits.begin(), waits.end(), [](auto& a, auto& b) { return a.ns > b.ns; });
     for (size_t i = 0; i < waits.size() && i < 8; ++i) {

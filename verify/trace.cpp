@@ -20,9 +20,9 @@ namespace {
 // (names, phase flips) use kProcessTid.
 constexpr int kProcessTid = 1;
 constexpr int kWarpLaneTidBase = 100;  // + warp * 100 + lane (lane >= 1)
-constexpr int kAsyncTidBase = 10000;   // + lane
+constexpr int kAsyncTidBase = 10000;   // + unit * 1000 + lane; units: -1 copy engine, -2 tensor pipe, -3 TMEM
 int tid_of(int warp, int lane) {
-  if (warp < 0) return kAsyncTidBase + lane;
+  if (warp < 0) return kAsyncTidBase + (-warp - 1) * 1000 + lane;
   return lane == 0 ? warp + 1 : kWarpLaneTidBase + warp * 100 + lane;
 }
 
@@ -224,7 +224,8 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
     sep();
     fmt::format_to(std::back_inserter(out),
                    R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
-                   pid, kProcessTid, pid);
+                   pid, kProcessTid,
+                   stacking_ == Stacking::ByTimeline ? int64_t{pid} : int64_t{cta} * 1024 + timelines_);
   }
 
   // Group the spans by track owner (cta, warp), pack them into lanes.
@@ -233,7 +234,7 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
     const auto& s = result.spans[i];
     if (s.cta < 0) continue;
     int64_t b = to_ns(s.begin_ns), e = std::max(b, to_ns(s.end_ns));
-    groups[{s.cta, s.warp < 0 ? -1 : s.warp}].push_back({i, b, e, 0});
+    groups[{s.cta, s.warp}].push_back({i, b, e, 0});
   }
   std::map<std::pair<int, int>, int> lanes_of;  // (cta, warp or -1) -> lanes used
   for (auto& [key, v] : groups) {
@@ -265,10 +266,11 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
   }
   for (const auto& [key, lanes] : lanes_of) {
     if (key.second >= 0) continue;
+    const int unit = key.second;
+    const std::string name = unit == -1 ? "async unit (TMA, bulk stores)" : unit == -2 ? "tensor pipe (tcgen05.mma)" : "TMEM allocation";
     for (int l = 0; l < lanes; ++l)
-      thread_meta(key.first, tid_of(-1, l),
-                  l == 0 ? std::string("async unit") : fmt::format("async unit · lane {}", l + 1),
-                  1'000'000 + l);
+      thread_meta(key.first, tid_of(unit, l), l == 0 ? name : fmt::format("{} · lane {}", name, l + 1),
+                  1'000'000 + (-unit) * 1000 + l);
   }
 
   // Slices.

@@ -3,9 +3,10 @@
 // Layout, per added timeline:
 //   - one process per CTA: "CTA n (cluster c rank r)" (prefixed "label · " when a label is given);
 //   - one thread track per warp, named by role: "warp 4 · consumer" (tid = warp + 1: never 0);
-//   - "async unit" tracks per CTA for the warp == -1 spans (TMA loads, bulk stores). Copies overlap,
-//     and trace-event slices on one track must nest, so overlapping spans are packed first-fit into
-//     lanes: "async unit", "async unit · lane 2", ... (the same packing guards the warp tracks);
+//   - unit tracks per CTA for the spans with warp < 0: -1 "async unit (TMA, bulk stores)",
+//     -2 "tensor pipe (tcgen05.mma)", -3 "TMEM allocation". Copies overlap, and trace-event slices
+//     on one track must nest, so overlapping spans are packed first-fit into lanes: "async unit
+//     (TMA, bulk stores)", "... · lane 2", ... (the same packing guards the warp tracks);
 //   - complete events ("ph":"X") for spans, ts/dur in microseconds with nanosecond resolution; a
 //     blocked interval is named by what it waits on (the span label) and has cat "blocked";
 //   - barrier phase flips as process-scoped instant events ("ph":"i", "s":"p", cat "barrier");
@@ -28,6 +29,12 @@ namespace pipesim::verify {
 
 class TraceWriter {
  public:
+  // How the processes of several timelines are ordered: every CTA of the first timeline, then
+  // every CTA of the second (ByTimeline), or CTA 0 of each timeline, then CTA 1 of each (ByCta:
+  // the same CTA of the model and of a device run next to each other).
+  enum class Stacking : uint8_t { ByTimeline, ByCta };
+  explicit TraceWriter(Stacking stacking = Stacking::ByTimeline) : stacking_(stacking) {}
+
   // Adds one timeline. `label` prefixes its process names ("model", "H100 measured"); empty: none.
   // Returns the first process id it used (CTA n is pid first + n).
   int add(const sim::Kernel& kernel, const sim::RunResult& result, std::string_view label = {});
@@ -41,6 +48,7 @@ class TraceWriter {
  private:
   std::string body_;        // comma-separated events, without the enclosing array
   std::string other_data_;  // comma-separated "key":value members of otherData
+  Stacking stacking_;
   int next_pid_ = 1;
   int timelines_ = 0;
   uint64_t events_ = 0;

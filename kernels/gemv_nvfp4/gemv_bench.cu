@@ -48,18 +48,50 @@ std::vector<Row> g_rows;
 double g_copy_gbps = 0;
 
 // ---- timing ---------------------------------------------------------------------------------------
+// L2 flush: by default a kernel that reads a 256 MiB buffer (five times the H100's L2), so that L2 holds
+// only clean lines of that buffer when the timed kernel starts. A memset flush (--flush memset, what
+// torch's cache.zero_() does) leaves up to the whole L2 dirty, and the timed kernel then pays for
+// writing it back; both are reported by run_device.sh.
+__global__ void flush_read_kernel(const int4* p, long long n, int* sink) {
+  int acc = 0;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int4 v = __ldcg(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x7fffffff) *sink = acc;  // never true for the fill below; keeps the loads
+}
+bool g_flush_memset = false;
+
 struct Timer {
   void* flush = nullptr;
+  int* sink = nullptr;
   size_t flush_bytes = size_t{256} << 20;
-  Timer() { GEMV_CUDA_CHECK(cudaMalloc(&flush, flush_bytes)); }
+  Timer() {
+    GEMV_CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
+    GEMV_CUDA_CHECK(cudaMemset(flush, 0x11, flush_bytes));
+    GEMV_CUDA_CHECK(cudaMalloc(&sink, sizeof(int)));
+    // Same shared-memory carveout preference as the kernels timed after it: no reconfiguration
+    // between the flush and the timed launch.
+    GEMV_CUDA_CHECK(cudaFuncSetAttribute(flush_read_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                         cudaSharedmemCarveoutMaxShared));
+  }
+  void flush_l2(int i) {
+    if (g_flush_memset) {
+      GEMV_CUDA_CHECK(cudaMemsetAsync(flush, i & 0xFF, flush_bytes));
+    } else {
+      flush_read_kernel<<<132 * 4, 512>>>(static_cast<const int4*>(flush),
+                                          static_cast<long long>(flush_bytes / 16), sink);
+    }
+  }
   // Median, p10, p90 in microseconds of `fn` (which enqueues work on stream 0).
-  std::vector<double> run(const std::function<void()>& fn, bool flush_l2, int samples) {
+  std::vector<double> run(const std::function<void()>& fn, bool flush_l2_first, int samples) {
     for (int i = 0; i < kWarmup; ++i) fn();
     GEMV_CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<cudaEvent_t> ev(2 * static_cast<size_t>(samples));
     for (auto& e : ev) GEMV_CUDA_CHECK(cudaEventCreate(&e));
     for (int i = 0; i < samples; ++i) {
-      if (flush_l2) GEMV_CUDA_CHECK(cudaMemsetAsync(flush, i & 0xFF, flush_bytes));
+      if (flush_l2_first) flush_l2(i);
       GEMV_CUDA_CHECK(cudaEventRecord(ev[2 * i]));
       fn();
       GEMV_CUDA_CHECK(cudaEventRecord(ev[2 * i + 1]));
@@ -228,6 +260,25 @@ std::vector<double> bench_cublas_only(Case& c) {
 
 std::vector<Case> g_cases;
 
+__global__ void empty_kernel(int* p) {
+  extern __shared__ int sm[];
+  if (p != nullptr && threadIdx.x == 0) sm[0] = p[blockIdx.x];
+}
+
+// The fixed cost of one timed launch (a no-op kernel with the TMA kernel's grid, block and shared
+// memory, the L2 flushed before it), for reading the small shapes' numbers.
+void bench_floor() {
+  const auto plan = gemv_nvfp4_plan(7168, 2048, 4);
+  GEMV_CUDA_CHECK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(plan.smem_bytes)));
+  auto t = g_timer->run([&] { empty_kernel<<<plan.grid, plan.threads, plan.smem_bytes>>>(nullptr); }, true,
+                        g_samples);
+  Row r;
+  r.shape = "launch floor", r.impl = "empty kernel", r.us = t[0], r.p10 = t[1], r.p90 = t[2];
+  r.note = "same grid/block/smem as the TMA kernel, L2 flushed";
+  g_rows.push_back(r);
+}
+
 void setup_cases() {
   for (const Shape& s : all_shapes()) {
     if (std::strcmp(s.kind, "bench") != 0) continue;
@@ -276,9 +327,15 @@ void cross_check(Case& c) {
 
 const std::vector<std::pair<GemvTuning, std::string>>& sweep() {
   static const std::vector<std::pair<GemvTuning, std::string>> v = {
-      {{16384, 16, 0, 0, 0}, "tma 16K/stage"},     {{8192, 16, 0, 0, 0}, "tma 8K/stage"},
-      {{32768, 16, 0, 0, 1}, "tma 32K 1 unit/lane"}, {{32768, 12, 0, 0, 0}, "tma 32K 12 warps"},
-      {{16384, 8, 0, 2, 0}, "tma 16K 8w 2 CTA/SM"}, {{32768, 16, 4, 0, 0}, "tma 32K x4 stages"},
+      {{16384, 16, 0, 0, 0, 0}, "tma 16K/stage"},
+      {{32768, 16, 4, 0, 0, 0}, "tma 32K x4"},
+      {{16384, 8, 0, 2, 0, 1}, "tma 16K 8w 2/SM"},
+      {{16384, 8, 0, 2, 0, 2}, "tma 16K 8w 2/SM x2w"},
+      {{16384, 8, 0, 2, 0, 4}, "tma 16K 8w 2/SM x4w"},
+      {{16384, 8, 0, 2, 0, 8}, "tma 16K 8w 2/SM x8w"},
+      {{8192, 8, 0, 2, 0, 4}, "tma 8K 8w 2/SM x4w"},
+      {{16384, 12, 0, 2, 0, 4}, "tma 16K 12w 2/SM x4w"},
+      {{32768, 16, 0, 1, 0, 4}, "tma 32K 16w 1/SM x4w"},
   };
   return v;
 }
@@ -292,8 +349,8 @@ void print_table() {
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-  std::printf("\n== NVFP4 GEMV on %s (%d SMs), %s; median of %d samples (L2 flushed) ==\n", prop.name,
-              prop.multiProcessorCount, date, g_samples);
+  std::printf("\n== NVFP4 GEMV on %s (%d SMs), %s; median of %d samples (L2 flushed by %s) ==\n", prop.name,
+              prop.multiProcessorCount, date, g_samples, g_flush_memset ? "a 256 MiB memset" : "reading 256 MiB");
   std::printf("%-16s %-20s %10s %10s %10s %9s %8s  %s\n", "shape (m,k,l)", "implementation", "median us", "p10 us",
               "p90 us", "GB/s", "of copy", "notes");
   for (const Row& r : g_rows)
@@ -310,6 +367,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--sweep")) g_sweep = true;
     else if (!std::strcmp(argv[i], "--profile")) g_profile = true;
     else if (!std::strcmp(argv[i], "--timeline")) g_timeline = true;
+    else if (!std::strcmp(argv[i], "--flush") && i + 1 < argc) g_flush_memset = !std::strcmp(argv[++i], "memset");
     else rest.push_back(argv[i]);
   }
   if (!have_gpu("gemv_bench")) return 2;
@@ -326,7 +384,7 @@ int main(int argc, char** argv) {
       t.timeline = tl;
       std::vector<unsigned long long> h(plan.grid * 3);
       for (int rep = 0; rep < 3; ++rep) {
-        GEMV_CUDA_CHECK(cudaMemsetAsync(g_timer->flush, rep, g_timer->flush_bytes));
+        g_timer->flush_l2(rep);
         if (GemvResult r = gemv_nvfp4(c.args(), nullptr, t); !r) fail("gemv_nvfp4", r);
         GEMV_CUDA_CHECK(cudaDeviceSynchronize());
       }
@@ -361,6 +419,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::pair<std::string, std::function<std::vector<double>()>>> items;
   items.push_back({"copy", [] { return bench_copy(); }});
+  items.push_back({"launch_floor", [] { bench_floor(); return std::vector<double>{g_rows.back().us, 0, 0}; }});
   for (Case& c : g_cases) {
     items.push_back({c.name + "/tma", [&c] { return bench_tma(c, {}, "tma (plan)"); }});
     if (g_sweep)

@@ -531,6 +531,7 @@ model::GemvHints hints_of(const GemvTuning& t) {
   h.consumer_warps = t.consumer_warps;
   h.max_stages = t.max_stages;
   h.ctas_per_sm = t.ctas_per_sm;
+  h.waves = t.waves;
   return h;
 }
 

@@ -6,12 +6,12 @@
 # --bin DIR  use prebuilt gemv_check / gemv_bench from DIR (e.g. built on a machine without a GPU with
 #            `kernels/gemv_nvfp4/run_device.sh --stage DIR`, then carried); libraries found in DIR
 #            (libbenchmark) are put on LD_LIBRARY_PATH.
-# --stage DIR  build here with CMake (build-gemv) and copy the two programs and the Google Benchmark
-#            library they need into DIR; runs nothing.
-# Without --bin the programs are built with plain nvcc commands (no CMake configure: the device machine
-# lacks Boost/fmt/CLI11/GTest that the full project needs); the benchmark then uses its plain driver
-# unless benchmark/benchmark.h is installed. Eigen headers are needed for the CPU reference
-# (EIGEN_DIR, default /usr/include/eigen3).
+# --stage DIR  build here (plain nvcc, see build_nvcc) and copy the two programs and the Google
+#            Benchmark library they link into DIR; runs nothing. The CMake build (kernels/CMakeLists.txt,
+#            targets gemv_check and gemv_bench) makes the same programs.
+# Without --bin the programs are built on the spot with build_nvcc; the benchmark uses Google Benchmark
+# when benchmark/benchmark.h is installed, else its plain driver. Eigen headers are needed for the CPU
+# reference (EIGEN_DIR, default /usr/include/eigen3).
 # Output: the check's lines, the benchmark table; with $OUT set, full logs are written there too.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,11 +28,34 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
+# Plain nvcc build of the two programs (no CMake configure: it needs only this directory, model/arch.cpp,
+# model/gemv_plan.cpp and Eigen's headers, so it works on the device machine, which lacks the
+# Boost/fmt/CLI11/GTest the full project needs, and here while other parts of the tree are in flux).
+build_nvcc() {
+  local out="$1"
+  mkdir -p "$out"
+  local eigen="${EIGEN_DIR:-/usr/include/eigen3}"
+  local gencode="-gencode arch=compute_90a,code=sm_90a -gencode arch=compute_100a,code=sm_100a"
+  local flags="-std=c++20 -O3 -I$root -I$eigen"
+  local gb=""
+  if echo '#include <benchmark/benchmark.h>' | g++ -std=c++20 -fsyntax-only -x c++ - 2>/dev/null; then
+    gb="-DPIPESIM_GBENCH -lbenchmark"
+  fi
+  echo "== building with nvcc ($(nvcc --version | tail -1)) into $out${gb:+ (with Google Benchmark)}"
+  nvcc $flags $gencode -c "$here/gemv_nvfp4.cu" -o "$out/gemv_nvfp4.o" &
+  g++ -std=c++20 -O2 -I"$root" -I"$eigen" -c "$here/gemv_host.cpp" -o "$out/gemv_host.o" &
+  g++ -std=c++20 -O2 -I"$root" -c "$root/model/gemv_plan.cpp" -o "$out/gemv_plan.o" &
+  g++ -std=c++20 -O2 -I"$root" -c "$root/model/arch.cpp" -o "$out/arch.o" &
+  wait
+  local objs="$out/gemv_nvfp4.o $out/gemv_host.o $out/gemv_plan.o $out/arch.o"
+  nvcc $flags $gencode "$here/gemv_check.cu" $objs -o "$out/gemv_check" -lpthread &
+  nvcc $flags $gencode "$here/gemv_bench.cu" $objs -o "$out/gemv_bench" -lpthread -ldl $gb &
+  wait
+  rm -f "$out"/*.o
+}
+
 if [[ -n "$stage" ]]; then
-  cmake -S "$root" -B "$root/build-gemv" -G Ninja >/dev/null
-  ninja -C "$root/build-gemv" gemv_check gemv_bench test_gemv_host
-  mkdir -p "$stage"
-  cp "$root/build-gemv/kernels/gemv_check" "$root/build-gemv/kernels/gemv_bench" "$stage/"
+  build_nvcc "$stage"
   for lib in $(ldd "$stage/gemv_bench" | awk '/libbenchmark/ {print $3}'); do cp -L "$lib" "$stage/"; done
   ls -la "$stage"
   exit 0
@@ -41,24 +64,7 @@ fi
 log="${OUT:-/tmp}"
 if [[ -z "$bin" ]]; then
   bin="$root/build-gemv-nvcc"
-  mkdir -p "$bin"
-  eigen="${EIGEN_DIR:-/usr/include/eigen3}"
-  gencode="-gencode arch=compute_90a,code=sm_90a -gencode arch=compute_100a,code=sm_100a"
-  flags="-std=c++20 -O3 -I$root -I$eigen"
-  gb=""
-  if echo '#include <benchmark/benchmark.h>' | g++ -std=c++20 -fsyntax-only -x c++ - 2>/dev/null; then
-    gb="-DPIPESIM_GBENCH -lbenchmark"
-  fi
-  echo "== building with nvcc ($(nvcc --version | tail -1)) into $bin"
-  nvcc $flags $gencode -c "$here/gemv_nvfp4.cu" -o "$bin/gemv_nvfp4.o" &
-  g++ -std=c++20 -O2 -I"$root" -I"$eigen" -c "$here/gemv_host.cpp" -o "$bin/gemv_host.o" &
-  g++ -std=c++20 -O2 -I"$root" -c "$root/model/gemv_plan.cpp" -o "$bin/gemv_plan.o" &
-  g++ -std=c++20 -O2 -I"$root" -c "$root/model/arch.cpp" -o "$bin/arch.o" &
-  wait
-  objs="$bin/gemv_nvfp4.o $bin/gemv_host.o $bin/gemv_plan.o $bin/arch.o"
-  nvcc $flags $gencode "$here/gemv_check.cu" $objs -o "$bin/gemv_check" -lpthread &
-  nvcc $flags $gencode "$here/gemv_bench.cu" $objs -o "$bin/gemv_bench" -lpthread -ldl $gb &
-  wait
+  build_nvcc "$bin"
 fi
 
 # cuBLAS for the baseline is loaded at run time; look where CUDA and pip put it.
@@ -77,7 +83,12 @@ set +e
 check_rc=${PIPESTATUS[0]}
 set -e
 echo "gemv_check exit code: $check_rc ($(grep -c '^ok ' "$log/gemv_check.log") ok lines)"
-echo "== benchmark: gemv_bench $sweep $samples"
+echo "== benchmark: gemv_bench $sweep $samples (L2 flushed by a read pass)"
 "$bin/gemv_bench" $sweep $samples --benchmark_out="$log/gemv_bench.json" --benchmark_out_format=json \
-  2>&1 | tee "$log/gemv_bench.log" | sed -n '/^== NVFP4 GEMV/,$p;/^cross-check/p'
+  2>&1 | tee "$log/gemv_bench.log" | sed -n '/^== NVFP4 GEMV/,$p;/^cross-check/p;/^timeline/p'
+if [[ -z "$quick" ]]; then
+  echo "== benchmark: gemv_bench --flush memset (L2 flushed by a memset, as torch's cache.zero_())"
+  "$bin/gemv_bench" --flush memset $samples 2>&1 | tee "$log/gemv_bench_memset.log" | sed -n '/^== NVFP4 GEMV/,$p' |
+    grep -v "reference kernel"
+fi
 exit "$check_rc"
