@@ -123,7 +123,10 @@ struct WarpRt {
   int64_t cluster_arrived = -1;  // cluster-barrier phase this warp last arrived on
   double remote_done = 0;        // when this warp's last remote arrival lands
   double tc_done = 0;            // when this warp's last tcgen05.mma completes
-  int64_t tc_since_commit = 0;   // tcgen05 ops issued since its last commit (0: empty group)
+  int64_t mma_issued = 0;        // tcgen05.mma instructions issued by this warp
+  // Per barrier array: mma_issued at this warp's last commit to it. A commit is "empty" when no
+  // MMA was issued since the previous commit to the same array (docs/semantics.md).
+  std::vector<std::pair<uint32_t, int64_t>> commit_marks;
   double tmem_done[2] = {0, 0};  // when its last tcgen05.ld / tcgen05.st completes
   bool retry = false;            // re-execute `cur` at the next step (ordering delay)
   // Bulk async-groups: committed groups (read-done, write-done) in commit order + the open one.
@@ -621,7 +624,7 @@ class Engine {
       b->tc_busy += dur;
     }
     w.tc_done = std::max(w.tc_done, end);
-    w.tc_since_commit += op.b;
+    w.mma_issued += op.b;
     if (o_.record_trace)
       res_.spans.push_back(TraceSpan{w.cta, -2, start, end, op.site,
                                      "mma " + std::string(model::mma_kind_name(sh.kind)) + " " + std::to_string(sh.m) + "x" +
@@ -637,9 +640,11 @@ class Engine {
       return fault("bad_operand", &w, op.site, "commit multicast mask " + std::to_string(op.b) + " names ranks outside a cluster of " + std::to_string(csize_));
     int64_t mask = op.b;
     // Assumption (FA4): an empty commit group under cta_group::2 signals only the issuing CTA.
-    const bool empty = w.tc_since_commit == 0;
+    auto mark = std::find_if(w.commit_marks.begin(), w.commit_marks.end(), [&](auto& m) { return m.first == op.bar.array; });
+    if (mark == w.commit_marks.end()) mark = w.commit_marks.insert(w.commit_marks.end(), {op.bar.array, 0});
+    const bool empty = w.mma_issued == mark->second;
+    mark->second = w.mma_issued;
     if (empty && (op.flags & kFlagCtaGroup2) && o_.empty_commit_local) mask = 0;
-    w.tc_since_commit = 0;
     const double at = std::max(now_ + jit(tm_.op_issue_ns), w.tc_done);
     const uint32_t s = slot(op.bar);
     const int base = cluster_of(w.cta) * csize_;
@@ -656,7 +661,7 @@ class Engine {
       warn("empty_commit", w.cta, w.warp, op.site,
            "empty tcgen05.commit group under cta_group::2 signals only this CTA (assumption empty-commit-local), not the other CTAs of mask " +
                std::to_string(op.b),
-           {"no tcgen05 operation was issued by this warp since its last commit"});
+           {"this warp issued no tcgen05.mma since its previous commit to " + k_.barriers[op.bar.array].name});
     push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
   }
 

@@ -246,8 +246,17 @@ void explain_hang(HangInput& in) {
     for (const std::string& sig : order) {
       const Agg& a = aggs[sig];
       const int xrole = std::stoi(sig.substr(0, sig.find('|')));
+      // Warp lists as ranges: "4-11", "4, 8".
+      std::vector<int> sorted_w = a.warps;
+      std::sort(sorted_w.begin(), sorted_w.end());
       std::string ws;
-      for (size_t q = 0; q < a.warps.size(); ++q) ws += (q ? ", " : "") + std::to_string(a.warps[q]);
+      for (size_t q = 0; q < sorted_w.size();) {
+        size_t e = q;
+        while (e + 1 < sorted_w.size() && sorted_w[e + 1] == sorted_w[e] + 1) ++e;
+        ws += (ws.empty() ? "" : ", ") + (e - q >= 2 ? std::to_string(sorted_w[q]) + "-" + std::to_string(sorted_w[e])
+                                                       : std::to_string(sorted_w[q]) + (e > q ? ", " + std::to_string(sorted_w[e]) : ""));
+        q = e + 1;
+      }
       std::string where;
       if (!a.ranks.empty()) {
         where = " of cluster rank";
@@ -304,9 +313,13 @@ void explain_hang(HangInput& in) {
       for (size_t c = 0; c < in.tmem_held.size(); ++c)
         if (in.sm_of_cta[c] == sm && in.tmem_held[c] > 0)
           holders += (holders.empty() ? "" : ", ") + ("CTA " + std::to_string(c) + " holds " + std::to_string(in.tmem_held[c]));
+      const int64_t own = in.tmem_held[static_cast<size_t>(w.cta)];
+      std::string why = ": CTAs sharing an SM share its TMEM, so an allocation waits for the other CTA's dealloc";
+      if (own > 0 && own + w.op.a > 512)
+        why = ": this CTA already holds " + std::to_string(own) + " columns, so " + std::to_string(own) + " + " +
+              std::to_string(w.op.a) + " > 512 can never be met while it keeps them";
       g.hints.push_back("SM " + std::to_string(sm) + " has " + std::to_string(in.tmem_free[static_cast<size_t>(sm)]) +
-                        " of 512 TMEM columns free" + (holders.empty() ? std::string() : "; " + holders) +
-                        ": CTAs sharing an SM share its TMEM, so an allocation waits for the other CTA's dealloc");
+                        " of 512 TMEM columns free" + (holders.empty() ? std::string() : "; " + holders) + why);
     } else if (w.wait == WaitKind::Named) {
       g.hints.push_back(std::to_string(w.named_arrived) + " of " + std::to_string(w.op.b) + " threads have arrived");
       if (g.unblockers.empty())

@@ -35,6 +35,7 @@ inline constexpr RuleInfo kRules[] = {
     {"tmem_alloc_unsynced", true, "a cta_group::2 TMEM allocation before the peer CTA is known to be running"},
     {"smem_war", true, "a staging buffer written while a bulk store still reads it"},
     {"tx_overshoot", false, "more bytes landed than the phase's arrivals expected (tx stuck below zero)"},
+    {"empty_commit", false, "an empty tcgen05.commit under cta_group::2 reached only the issuing CTA (assumption empty-commit-local)"},
     {"dangling_expect_tx", false, "a CTA exits with a barrier still expecting bytes"},
 };
 

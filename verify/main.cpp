@@ -6,6 +6,8 @@
 
 #include "verify/budget_command.hpp"
 #include "verify/check_command.hpp"
+#include "verify/crosscheck_command.hpp"
+#include "verify/generate_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"pipesim: find hangs, broken mbarrier rules and budget mistakes in warp-specialized kernels before a GPU run"};
@@ -13,6 +15,8 @@ int main(int argc, char** argv) {
   std::function<int()> action;
   pipesim::verify::add_check_command(app, action);
   pipesim::verify::add_budget_command(app, action);
+  pipesim::verify::add_crosscheck_command(app, action);
+  pipesim::verify::add_generate_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

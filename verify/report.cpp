@@ -97,7 +97,17 @@ std::string human_report(const CheckResult& r) {
 
   if (res.verdict == sim::Verdict::Hang) {
     const sim::HangReport& h = res.hang;
-    out += fmt::format("hang: nothing can happen while {} warp group(s) wait\n", h.groups.size());
+    size_t waiting = 0;
+    std::vector<int> ctas;
+    for (const sim::HangGroup& g : h.groups) {
+      waiting += g.members.size();
+      for (auto [c, w] : g.members) ctas.push_back(c);
+    }
+    std::sort(ctas.begin(), ctas.end());
+    ctas.erase(std::unique(ctas.begin(), ctas.end()), ctas.end());
+    out += fmt::format("hang: {} warp{} in {} CTA{} wait and nothing can happen ({} distinct wait{}):\n", waiting,
+                       waiting == 1 ? "" : "s", ctas.size(), ctas.size() == 1 ? "" : "s", h.groups.size(),
+                       h.groups.size() == 1 ? "" : "s");
     for (const sim::HangGroup& g : h.groups) {
       out += fmt::format("{}: {} ({}) {} on {}\n", site_ref(k, g.site), members_text(g.members), role_name(k, g.role),
                          std::any_of(g.members.begin(), g.members.end(), [&](auto& m) { return m.second != g.members.front().second; }) ? "wait" : "waits", g.waits_on);

@@ -1,0 +1,780 @@
+// The device interpreter: executes the op streams of sim/stream.hpp on the GPU with real mbarriers,
+// real bulk copies (cp.async.bulk, multicast), real named and cluster barriers.
+//
+// One CUDA thread block per scenario CTA, the scenario's thread count, clusters as declared. Every
+// warp runs its own stream in lockstep: lane 0 issues the mbarrier / TMA / store operations (the
+// "elected thread"), all 32 lanes execute bar.sync / bar.arrive (they count threads) and
+// barrier.cluster.arrive / wait (every thread of the cluster takes part). After each op the warp
+// reconverges (__shfl_sync of lane 0's verdict).
+//
+// Hangs become reports: every mbarrier wait is bounded by %globaltimer (DeviceOptions::timeout_ms). The
+// warp that times out writes CTA, warp, op index, barrier, parity and the raw 64-bit barrier state into
+// its DevWarpRecord and declares the hang (a global word takes the %globaltimer of the moment). Warps
+// that are still blocked 1 ms after that record where they are and stop; all of them leave together
+// `grace` later, so that no exit releases someone else's cluster barrier before everyone has recorded.
+// bar.sync and barrier.cluster.wait cannot be bounded: the warp writes "blocked at op i" before
+// entering; if nothing ever releases it, the host's watchdog copies the records while the kernel is
+// still running and gives the worker process up.
+//
+// tcgen05 on sm_90a: there is no hardware. An MMA is a spin of the modelled duration, a commit is the
+// arrive it would make (on every CTA of its mask), TMEM allocation is bookkeeping. On sm_100a the
+// commit, alloc, dealloc and relinquish are real tcgen05 instructions (compiled only: no Blackwell GPU).
+#include <cuda/ptx>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "kernels/interp/runner.hpp"
+#include "model/arch.hpp"
+#include "sim/stream.hpp"
+
+namespace ptx = cuda::ptx;
+using pipesim::sim::DevBarrierRecord;
+using pipesim::sim::DevOp;
+using pipesim::sim::DevWarpRecord;
+using pipesim::sim::DevWarpStatus;
+using pipesim::sim::OpKind;
+
+namespace pipesim::interp {
+namespace {
+
+struct Params {
+  const DevOp* ops;
+  const uint64_t* offsets;
+  const int64_t* init_count;
+  int warps_per_cta;
+  int cluster;
+  uint32_t slots;
+  uint32_t scratch_off;       // dynamic shared memory offset of the TMA / store scratch
+  uint64_t timeout_ns, stuck_ns, grace_ns;
+  double cycles_per_ns;
+  const uint8_t* src;
+  uint64_t src_mask;          // src bytes - 1 (a power of two)
+  uint8_t* dst;
+  uint64_t dst_mask;
+  int stream_sources;
+  uint64_t* op_ts;            // per op begin, or null
+  DevWarpRecord* warps;
+  DevBarrierRecord* bars;
+  unsigned long long* hang;   // %globaltimer when a hang (or assertion) was declared; 0: none
+};
+
+__device__ __forceinline__ uint64_t gtime() { return ptx::get_sreg_globaltimer(); }
+
+__device__ __forceinline__ void spin_ns(const Params& p, int64_t ns) {
+  if (ns <= 0) return;
+  const uint64_t cycles = static_cast<uint64_t>(static_cast<double>(ns) * p.cycles_per_ns);
+  const uint64_t t0 = ptx::get_sreg_clock64();
+  while (ptx::get_sreg_clock64() - t0 < cycles) {
+  }
+}
+
+__device__ __forceinline__ uint32_t smem_addr(const void* ptr) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
+}
+__device__ __forceinline__ uint32_t mapa(uint32_t addr, uint32_t rank) {
+  uint32_t out;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(addr), "r"(rank));
+  return out;
+}
+__device__ __forceinline__ uint64_t* remote_ptr(uint64_t* bar, int rank) {
+  return static_cast<uint64_t*>(__cluster_map_shared_rank(bar, static_cast<unsigned>(rank)));
+}
+
+// mbarrier operations with no cuda::ptx wrapper (CUDA 13.0): complete_tx, arrive_drop, inval.
+__device__ __forceinline__ void complete_tx_local(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void complete_tx_remote(uint64_t* bar, int rank, uint32_t bytes) {
+  asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" ::"r"(mapa(smem_addr(bar), rank)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void arrive_drop_local(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void arrive_drop_remote(uint64_t* bar, int rank, uint32_t count) {
+  asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.b64 _, [%0], %1;" ::"r"(mapa(smem_addr(bar), rank)), "r"(count)
+               : "memory");
+}
+__device__ __forceinline__ void inval(uint64_t* bar) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+
+template <int N>
+__device__ __forceinline__ void wait_group_dispatch(int n, bool read) {
+  if constexpr (N < 64) {
+    if (n == N) {
+      if (read) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<N>{});
+      else ptx::cp_async_bulk_wait_group(ptx::n32_t<N>{});
+      return;
+    }
+    wait_group_dispatch<N + 1>(n, read);
+  }
+}
+
+__device__ __forceinline__ uint64_t raw_state(uint64_t* bar) { return *reinterpret_cast<volatile uint64_t*>(bar); }
+
+__device__ __forceinline__ unsigned long long hang_time(const Params& p) {
+  return *reinterpret_cast<volatile unsigned long long*>(p.hang);
+}
+
+__device__ void record_stop(DevWarpRecord* rec, DevWarpStatus st, int64_t i, uint32_t slot, int parity, uint64_t raw,
+                            uint64_t t, uint64_t blocked) {
+  volatile DevWarpRecord* r = rec;
+  r->slot = slot;
+  r->op = i;
+  r->raw = raw;
+  r->parity = parity;
+  r->end_ns = t;
+  r->blocked_ns = blocked;
+  r->status = static_cast<uint8_t>(st);
+}
+
+// Bounded try_wait loop of lane 0. Returns true when the warp must stop.
+__device__ bool wait_bounded(const Params& p, uint64_t* bar, uint32_t parity, DevWarpRecord* rec, int64_t i, uint32_t slot,
+                             uint64_t& blocked) {
+  if (ptx::mbarrier_try_wait_parity(bar, parity)) return false;
+  // The fast path reads only the SM clock: %globaltimer and the global hang word are read every
+  // `check` cycles (~20 us), so neither adds latency to a wake-up.
+  const uint64_t c0 = ptx::get_sreg_clock64();
+  const uint64_t check = static_cast<uint64_t>(20000.0 * p.cycles_per_ns);
+  uint64_t next = c0 + check;
+  uint64_t t0 = 0;
+  while (true) {
+    if (ptx::mbarrier_try_wait_parity(bar, parity)) {
+      blocked += static_cast<uint64_t>(static_cast<double>(ptx::get_sreg_clock64() - c0) / p.cycles_per_ns);
+      return false;
+    }
+    const uint64_t c = ptx::get_sreg_clock64();
+    if (c < next) continue;
+    next = c + check;
+    const uint64_t t = gtime();
+    if (t0 == 0) t0 = t - static_cast<uint64_t>(static_cast<double>(c - c0) / p.cycles_per_ns);
+    const unsigned long long h = hang_time(p);
+    if (t - t0 > p.timeout_ns) {
+      atomicCAS(p.hang, 0ull, static_cast<unsigned long long>(t));
+      record_stop(rec, DevWarpStatus::TimedOut, i, slot, static_cast<int>(parity), raw_state(bar), t, blocked + (t - t0));
+      return true;
+    }
+    if (h != 0 && t > h && t - max(static_cast<unsigned long long>(t0), h) > p.stuck_ns) {
+      record_stop(rec, DevWarpStatus::StoppedOnHang, i, slot, static_cast<int>(parity), raw_state(bar), t, blocked + (t - t0));
+      return true;
+    }
+  }
+}
+
+// G: the kernel's tcgen05 cta_group (one kernel may not mix cta_group::1 and ::2 on sm_100a).
+template <int G>
+__global__ void interp_kernel_g(Params p) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  uint64_t* bars = reinterpret_cast<uint64_t*>(smem);
+  uint8_t* live = smem + p.slots * 8;                         // per slot: initialised, not invalidated
+  unsigned* done = reinterpret_cast<unsigned*>(smem + ((p.slots * 9 + 15) & ~15u));
+  uint32_t* tmem_slot = done + 1;
+  uint8_t* scratch = smem + p.scratch_off;
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int cta = blockIdx.x;
+  const int rank = static_cast<int>(ptx::get_sreg_cluster_ctarank());
+
+  // Declared barriers: initialised, fenced and cluster-synced before any role runs (as CUTLASS's
+  // pipeline constructors do); the rest start zeroed and must be initialised by the scenario.
+  if (threadIdx.x == 0) {
+    for (uint32_t s = 0; s < p.slots; ++s) {
+      bars[s] = 0;
+      live[s] = 0;
+      if (p.init_count[s] > 0) {
+        ptx::mbarrier_init(&bars[s], static_cast<uint32_t>(p.init_count[s]));
+        live[s] = 1;
+      }
+    }
+    *done = 0;
+    *tmem_slot = 0;
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  }
+  __syncthreads();
+  if (p.cluster > 1) {
+    ptx::barrier_cluster_arrive();
+    ptx::barrier_cluster_wait();
+  }
+
+  const size_t wi = static_cast<size_t>(cta) * p.warps_per_cta + warp;
+  DevWarpRecord* rec = &p.warps[wi];
+  const uint64_t begin = p.offsets[wi], end = p.offsets[wi + 1];
+  uint64_t blocked = 0;
+  uint64_t cursor = p.stream_sources ? (static_cast<uint64_t>(wi) * 0x9E3779B1ull * 4096ull) : 0;
+  uint64_t store_cursor = static_cast<uint64_t>(wi) * 0x85EBCA6Bull * 4096ull;
+  bool stopped = false;
+
+  if (lane == 0) {
+    volatile DevWarpRecord* r = rec;
+    r->start_ns = gtime();
+    r->smid = static_cast<int32_t>(ptx::get_sreg_smid());
+    r->op = 0;
+    r->status = static_cast<uint8_t>(hang_time(p) ? DevWarpStatus::SkippedOnHang : DevWarpStatus::Running);
+  }
+  // A CTA that starts after a hang was declared runs nothing (the model reports it as never launched).
+  if (hang_time(p) != 0) {
+    stopped = true;
+  }
+  stopped = __shfl_sync(0xffffffffu, stopped ? 1 : 0, 0) != 0;
+
+  // Ops are fetched 32 at a time, one per lane (coalesced), and handed round with __shfl_sync; the next
+  // batch is loaded while this one runs, so the interpreter pays no memory latency per op.
+  uint32_t cur[6] = {0, 0, 0, 0, 0, 0}, nxt[6] = {0, 0, 0, 0, 0, 0};
+  if (begin + lane < end) {
+    const uint32_t* w = reinterpret_cast<const uint32_t*>(&p.ops[begin + lane]);
+#pragma unroll
+    for (int k = 0; k < 6; ++k) cur[k] = w[k];
+  }
+  for (uint64_t base = begin; base < end && !stopped; base += 32) {
+  if (base + 32 + lane < end) {
+    const uint32_t* w = reinterpret_cast<const uint32_t*>(&p.ops[base + 32 + lane]);
+#pragma unroll
+    for (int k = 0; k < 6; ++k) nxt[k] = w[k];
+  }
+  const int nb = end - base < 32 ? static_cast<int>(end - base) : 32;
+  for (int j = 0; j < nb && !stopped; ++j) {
+    const uint64_t i = base + static_cast<uint64_t>(j);
+    uint32_t wv[6];
+#pragma unroll
+    for (int k = 0; k < 6; ++k) wv[k] = __shfl_sync(0xffffffffu, cur[k], j);
+    DevOp op;
+    memcpy(&op, wv, sizeof op);
+    const int64_t li = static_cast<int64_t>(i - begin);
+    const OpKind kind = static_cast<OpKind>(op.kind);
+    uint64_t* bar = &bars[op.slot < p.slots ? op.slot : 0];
+    const bool remote = op.rank >= 0;
+    int stop = 0;
+    if (lane == 0 && p.op_ts) p.op_ts[i] = gtime();
+    switch (kind) {
+      case OpKind::NamedSync:
+      case OpKind::ClusterWait: {
+        uint64_t c_enter = 0;
+        if (lane == 0) {
+          c_enter = ptx::get_sreg_clock64();
+          volatile DevWarpRecord* r = rec;
+          r->op = li;
+          r->status = static_cast<uint8_t>(kind == OpKind::NamedSync ? DevWarpStatus::BlockedNamed : DevWarpStatus::BlockedCluster);
+        }
+        __syncwarp();
+        if (kind == OpKind::NamedSync) {
+          asm volatile("bar.sync %0, %1;" ::"r"(static_cast<uint32_t>(op.a)), "r"(static_cast<uint32_t>(op.b)) : "memory");
+        } else {
+          ptx::barrier_cluster_wait();
+        }
+        if (lane == 0) {
+          // Only a warp that was blocked longer than stuck_ns can have been released by warps leaving
+          // after a hang: the clocks and the hang word are read only then.
+          const uint64_t waited = static_cast<uint64_t>(static_cast<double>(ptx::get_sreg_clock64() - c_enter) / p.cycles_per_ns);
+          blocked += waited;
+          const uint64_t t = waited > p.stuck_ns ? gtime() : 0;
+          const uint64_t t_enter = t - waited;
+          const unsigned long long h = waited > p.stuck_ns ? hang_time(p) : 0;
+          if (h != 0 && t > h && t - max(static_cast<unsigned long long>(t_enter), h) > p.stuck_ns) {
+            rec->end_ns = t;  // it was released only by warps leaving after the hang: it stays "blocked"
+            rec->blocked_ns = blocked;
+            stop = 1;
+          } else {
+            reinterpret_cast<volatile DevWarpRecord*>(rec)->status = static_cast<uint8_t>(DevWarpStatus::Running);
+          }
+        }
+        break;
+      }
+      case OpKind::NamedArrive:
+        asm volatile("bar.arrive %0, %1;" ::"r"(static_cast<uint32_t>(op.a)), "r"(static_cast<uint32_t>(op.b)) : "memory");
+        break;
+      case OpKind::ClusterArrive:
+        ptx::barrier_cluster_arrive();  // release semantics: this thread's earlier remote arrivals first
+        break;
+      case OpKind::TmemAlloc:
+      case OpKind::TmemDealloc:
+      case OpKind::TmemRelinquish:
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+        // Real tcgen05 allocation (whole warp, .sync.aligned).
+        {
+          constexpr auto group = [] {
+            if constexpr (G == 2) return ptx::cta_group_2;
+            else return ptx::cta_group_1;
+          }();
+          if (kind == OpKind::TmemAlloc) {
+            ptx::tcgen05_alloc(group, tmem_slot, static_cast<uint32_t>(op.a));
+          } else if (kind == OpKind::TmemDealloc) {
+            const uint32_t taddr = *reinterpret_cast<volatile uint32_t*>(tmem_slot);
+            ptx::tcgen05_dealloc(group, taddr, static_cast<uint32_t>(op.a));
+          } else {
+            ptx::tcgen05_relinquish_alloc_permit(group);
+          }
+        }
+#else
+        (void)tmem_slot;  // sm_90a: bookkeeping only (no TMEM)
+#endif
+        break;
+      default:
+        if (lane != 0) break;
+        switch (kind) {
+          case OpKind::Compute: spin_ns(p, op.a); break;
+          case OpKind::Mma: spin_ns(p, op.a); break;  // the runner put the modelled duration in `a`
+          case OpKind::Wait:
+            stop = wait_bounded(p, bar, static_cast<uint32_t>(op.a & 1), rec, li, op.slot, blocked) ? 1 : 0;
+            break;
+          case OpKind::TestWait: {
+            const bool got = ptx::mbarrier_test_wait_parity(bar, static_cast<uint32_t>(op.a & 1));
+            if (got != (op.b != 0)) {
+              const uint64_t t = gtime();
+              atomicCAS(p.hang, 0ull, static_cast<unsigned long long>(t));
+              record_stop(rec, DevWarpStatus::Assertion, li, op.slot, static_cast<int>(op.a), raw_state(bar), t, blocked);
+              stop = 1;
+            }
+            break;
+          }
+          case OpKind::Arrive:
+            if (remote)
+              ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, op.rank),
+                                   static_cast<uint32_t>(op.a));
+            else
+              (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar, static_cast<uint32_t>(op.a));
+            break;
+          case OpKind::ArriveExpectTx:
+            if (remote)
+              ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, op.rank),
+                                             static_cast<uint32_t>(op.a));
+            else
+              (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar,
+                                                   static_cast<uint32_t>(op.a));
+            break;
+          case OpKind::ExpectTx:
+            if (remote)
+              ptx::mbarrier_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, op.rank),
+                                      static_cast<uint32_t>(op.a));
+            else
+              ptx::mbarrier_expect_tx(ptx::sem_relaxed, ptx::scope_cta, ptx::space_shared, bar, static_cast<uint32_t>(op.a));
+            break;
+          case OpKind::CompleteTx:
+            if (remote) complete_tx_remote(bar, op.rank, static_cast<uint32_t>(op.a));
+            else complete_tx_local(bar, static_cast<uint32_t>(op.a));
+            break;
+          case OpKind::ArriveDrop:
+            if (remote) arrive_drop_remote(bar, op.rank, static_cast<uint32_t>(op.a));
+            else arrive_drop_local(bar, static_cast<uint32_t>(op.a));
+            break;
+          case OpKind::Init:
+            ptx::mbarrier_init(bar, static_cast<uint32_t>(op.a));
+            live[op.slot] = 1;
+            break;
+          case OpKind::Inval:
+            inval(bar);
+            live[op.slot] = 0;
+            break;
+          case OpKind::FenceInit: ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster); break;
+          case OpKind::TmaLoad: {
+            const uint32_t bytes = static_cast<uint32_t>(op.a);
+            const uint8_t* src = p.src + (cursor & p.src_mask & ~uint64_t{127});
+            if (p.stream_sources) cursor += (bytes + 127u) & ~127u;
+            if (op.flags & pipesim::sim::kFlagMulticast) {
+              ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, scratch, src, bytes, bar, static_cast<uint16_t>(op.b));
+            } else if (op.flags & pipesim::sim::kFlagCtaGroup2) {
+              // sm_90a has no .cta_group::2: the bytes land in the pair leader and complete on its barrier.
+              const int leader = rank & ~1;
+              ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, __cluster_map_shared_rank(scratch, leader), src, bytes,
+                                 remote_ptr(bar, leader));
+            } else {
+              ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, scratch, src, bytes, bar);
+            }
+            break;
+          }
+          case OpKind::BulkStore: {
+            const uint32_t bytes = static_cast<uint32_t>(op.a);
+            uint8_t* dst = p.dst + (store_cursor & p.dst_mask & ~uint64_t{127});
+            store_cursor += (bytes + 127u) & ~127u;
+            ptx::cp_async_bulk(ptx::space_global, ptx::space_shared, dst, scratch, bytes);
+            break;
+          }
+          case OpKind::CommitGroup: ptx::cp_async_bulk_commit_group(); break;
+          case OpKind::WaitGroup: {
+            const uint64_t c0 = ptx::get_sreg_clock64();
+            wait_group_dispatch<0>(static_cast<int>(op.a), op.b != 0);
+            blocked += static_cast<uint64_t>(static_cast<double>(ptx::get_sreg_clock64() - c0) / p.cycles_per_ns);
+            break;
+          }
+          case OpKind::Commit: {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+            constexpr auto group = [] {
+              if constexpr (G == 2) return ptx::cta_group_2;
+              else return ptx::cta_group_1;
+            }();
+            if (op.b != 0) ptx::tcgen05_commit_multicast(group, bar, static_cast<uint16_t>(op.b));
+            else ptx::tcgen05_commit(group, bar);
+#else
+            // Emulated: the one arrival the commit makes on every CTA of its mask (own CTA if none).
+            if (op.b == 0) {
+              (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar, 1u);
+            } else {
+              for (int r = 0; r < p.cluster; ++r)
+                if ((op.b >> r) & 1)
+                  ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, r), 1u);
+            }
+#endif
+            break;
+          }
+          default: break;  // TmemLoad / TmemStore / TmemWait / StageWrite: no hardware effect here
+        }
+        break;
+    }
+    stop = __shfl_sync(0xffffffffu, stop, 0);
+    if (stop) stopped = true;
+  }
+#pragma unroll
+  for (int k = 0; k < 6; ++k) cur[k] = nxt[k];
+  }
+
+  if (lane == 0) {
+    volatile DevWarpRecord* r = rec;
+    const unsigned long long h = hang_time(p);
+    if (!stopped) {
+      r->op = static_cast<int64_t>(end - begin);
+      r->end_ns = gtime();
+      r->blocked_ns = blocked;
+      r->status = static_cast<uint8_t>(DevWarpStatus::Done);
+    } else if (h != 0 && r->status != static_cast<uint8_t>(DevWarpStatus::SkippedOnHang)) {
+      // Leave together, after everyone blocked has had time to record where it is.
+      while (gtime() < h + p.grace_ns) {
+      }
+    }
+    if (r->status == static_cast<uint8_t>(DevWarpStatus::SkippedOnHang)) r->end_ns = r->start_ns;
+    // The CTA's last warp snapshots every barrier.
+    __threadfence_block();
+    if (atomicAdd(done, 1u) == static_cast<unsigned>(p.warps_per_cta - 1)) {
+      for (uint32_t s = 0; s < p.slots; ++s) {
+        DevBarrierRecord b{};
+        b.valid = 1;
+        b.initialised = live[s];
+        b.raw = raw_state(&bars[s]);
+        b.parity = live[s] && ptx::mbarrier_test_wait_parity(&bars[s], 0u) ? 1 : 0;
+        p.bars[static_cast<size_t>(cta) * p.slots + s] = b;
+      }
+    }
+  }
+  __syncwarp();
+}
+
+__global__ void clock_probe(uint64_t cycles, unsigned long long* out) {
+  const uint64_t g0 = gtime();
+  const uint64_t c0 = ptx::get_sreg_clock64();
+  while (ptx::get_sreg_clock64() - c0 < cycles) {
+  }
+  const uint64_t c1 = ptx::get_sreg_clock64();
+  const uint64_t g1 = gtime();
+  out[0] = c1 - c0;
+  out[1] = g1 - g0;
+  // %globaltimer resolution: the smallest non-zero step seen.
+  unsigned long long best = ~0ull;
+  uint64_t last = gtime();
+  for (int k = 0; k < 20000; ++k) {
+    const uint64_t t = gtime();
+    if (t != last) {
+      best = min(best, static_cast<unsigned long long>(t - last));
+      last = t;
+    }
+  }
+  out[2] = best;
+}
+
+// ------------------------------------------------------------------------------------ host side
+struct Runtime {
+  bool ready = false;
+  std::string why;
+  std::string device;
+  int sms = 0;
+  double cycles_per_ns = 0;
+  double gt_res = 0;
+  uint8_t* src = nullptr;
+  uint8_t* dst = nullptr;
+  uint64_t src_bytes = uint64_t{512} << 20;
+  uint64_t dst_bytes = uint64_t{256} << 20;
+};
+
+Runtime& runtime() {
+  static Runtime rt;
+  static bool tried = false;
+  if (tried) return rt;
+  tried = true;
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    rt.why = std::string("no CUDA device: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    return rt;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  if (prop.major < 9) {
+    rt.why = std::string("the interpreter needs sm_90 or newer; device 0 is ") + prop.name;
+    return rt;
+  }
+  rt.sms = prop.multiProcessorCount;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s, sm_%d%d, %d SMs", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
+  rt.device = buf;
+  if (cudaMalloc(&rt.src, rt.src_bytes) != cudaSuccess || cudaMalloc(&rt.dst, rt.dst_bytes) != cudaSuccess) {
+    rt.why = "cannot allocate the copy buffers";
+    return rt;
+  }
+  cudaMemset(rt.src, 1, rt.src_bytes);
+  unsigned long long* d = nullptr;
+  cudaMalloc(&d, 3 * sizeof(unsigned long long));
+  unsigned long long h[3] = {0, 0, 0};
+  for (int k = 0; k < 2; ++k) {  // the first warms the clock up
+    clock_probe<<<1, 1>>>(uint64_t{40} << 20, d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+  }
+  cudaFree(d);
+  if (cudaGetLastError() != cudaSuccess || h[1] == 0) {
+    rt.why = "the clock probe failed";
+    return rt;
+  }
+  rt.cycles_per_ns = static_cast<double>(h[0]) / static_cast<double>(h[1]);
+  rt.gt_res = static_cast<double>(h[2]);
+  rt.ready = true;
+  return rt;
+}
+
+template <typename T>
+T* upload(const std::vector<T>& v) {
+  T* d = nullptr;
+  const size_t bytes = std::max<size_t>(1, v.size() * sizeof(T));
+  if (cudaMalloc(&d, bytes) != cudaSuccess) return nullptr;
+  if (!v.empty()) cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice);
+  return d;
+}
+
+}  // namespace
+
+sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptions& o) {
+  sim::DeviceResult res;
+  Runtime& rt = runtime();
+  if (!rt.ready) {
+    res.outcome = sim::DeviceOutcome::Unavailable;
+    res.message = rt.why;
+    return res;
+  }
+  res.device = rt.device;
+  res.cycles_per_ns = rt.cycles_per_ns;
+  res.globaltimer_resolution_ns = rt.gt_res;
+  if (s.ctas == 0) {  // the worker's hello: availability only
+    res.outcome = sim::DeviceOutcome::Ok;
+    return res;
+  }
+
+  // Ops as the device reads them: an MMA carries its modelled duration (sm_90a has no tcgen05).
+  std::vector<DevOp> ops = s.ops;
+  const model::Arch* arch = model::find_arch(s.arch);
+  for (DevOp& op : ops) {
+    if (static_cast<OpKind>(op.kind) != OpKind::Mma) continue;
+    const sim::MmaShape sh = sim::unpack_mma(op.a);
+    const int g = (op.flags & sim::kFlagCtaGroup2) ? 2 : 1;
+    const double rate = arch ? arch->mma_flops_per_clk[static_cast<size_t>(sh.kind)] * arch->time.clock_ghz : 0;
+    op.a = rate > 0 ? static_cast<int64_t>(2.0 * (sh.m / g) * sh.n * sh.k / rate * static_cast<double>(op.b)) : 0;
+  }
+
+  const uint32_t bar_bytes = ((s.slots * 9 + 15) & ~15u) + 16;
+  const int64_t scratch = std::max<int64_t>(128, (std::max(s.max_tma_bytes, s.max_store_bytes) + 127) & ~int64_t{127});
+  const uint32_t scratch_off = (bar_bytes + 127) & ~127u;
+  const int64_t need = scratch_off + scratch;
+  constexpr int64_t kSmemPerBlock = 232448, kSmemPerSm = 233472;
+  if (need > kSmemPerBlock) {
+    res.outcome = sim::DeviceOutcome::Unavailable;
+    res.message = "the interpreter needs " + std::to_string(need) + " bytes of shared memory per CTA (a " +
+                  std::to_string(scratch) + "-byte copy buffer), more than the " + std::to_string(kSmemPerBlock) + " a CTA can have";
+    return res;
+  }
+  int64_t smem = need;
+  if (o.model_occupancy) {
+    // At most ctas_per_sm CTAs on an SM, as the model launches them.
+    const int64_t floor_per = kSmemPerSm / (s.ctas_per_sm + 1) - 1024 + 128;
+    smem = std::min<int64_t>(kSmemPerBlock, std::max(need, floor_per));
+  }
+  smem = (smem + 127) & ~int64_t{127};
+  bool group2 = false;  // the kernel's tcgen05 instructions use cta_group::2
+  for (const DevOp& op : ops) {
+    const auto kd = static_cast<OpKind>(op.kind);
+    if ((kd == OpKind::Mma || kd == OpKind::Commit || kd == OpKind::TmemAlloc || kd == OpKind::TmemDealloc) &&
+        (op.flags & sim::kFlagCtaGroup2))
+      group2 = true;
+  }
+  void (*interp_kernel)(Params) = group2 ? interp_kernel_g<2> : interp_kernel_g<1>;
+  cudaFuncSetAttribute(interp_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (s.cluster > 8) cudaFuncSetAttribute(interp_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1];
+  cfg.gridDim = dim3(static_cast<unsigned>(s.ctas));
+  cfg.blockDim = dim3(static_cast<unsigned>(s.threads));
+  cfg.dynamicSmemBytes = static_cast<size_t>(smem);
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(s.cluster);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, interp_kernel, &cfg) != cudaSuccess || clusters == 0) {
+    cudaGetLastError();
+    res.outcome = sim::DeviceOutcome::Unavailable;
+    res.message = "a cluster of " + std::to_string(s.cluster) + " CTAs with " + std::to_string(smem) +
+                  " bytes of shared memory each cannot be resident on this GPU";
+    return res;
+  }
+  int per_sm = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, interp_kernel, s.threads, static_cast<size_t>(smem));
+  res.residency = per_sm;
+
+  const size_t nwarps = static_cast<size_t>(s.ctas) * static_cast<size_t>(s.warps_per_cta);
+  Params p{};
+  DevOp* d_ops = upload(ops);
+  uint64_t* d_off = upload(s.offsets);
+  int64_t* d_init = upload(s.init_count.empty() ? std::vector<int64_t>{0} : s.init_count);
+  DevWarpRecord* d_w = nullptr;
+  DevBarrierRecord* d_b = nullptr;
+  uint64_t* d_ts = nullptr;
+  unsigned long long* d_hang = nullptr;
+  cudaMalloc(&d_w, nwarps * sizeof(DevWarpRecord));
+  cudaMalloc(&d_b, std::max<size_t>(1, static_cast<size_t>(s.ctas) * s.slots) * sizeof(DevBarrierRecord));
+  if (o.timestamps) cudaMalloc(&d_ts, std::max<size_t>(1, ops.size()) * sizeof(uint64_t));
+  cudaMalloc(&d_hang, sizeof(unsigned long long));
+  if (!d_ops || !d_off || !d_init || !d_w || !d_b || !d_hang || (o.timestamps && !d_ts)) {
+    res.outcome = sim::DeviceOutcome::Unavailable;
+    res.message = "out of device memory for the op streams (" + std::to_string(ops.size()) + " ops)";
+    return res;
+  }
+  p.ops = d_ops;
+  p.offsets = d_off;
+  p.init_count = d_init;
+  p.warps_per_cta = s.warps_per_cta;
+  p.cluster = s.cluster;
+  p.slots = s.slots;
+  p.scratch_off = scratch_off;
+  p.timeout_ns = static_cast<uint64_t>(o.timeout_ms * 1e6);
+  p.stuck_ns = 2'000'000;
+  p.grace_ns = 10'000'000;
+  p.cycles_per_ns = rt.cycles_per_ns;
+  p.src = rt.src;
+  p.src_mask = rt.src_bytes - 1;
+  p.dst = rt.dst;
+  p.dst_mask = rt.dst_bytes - 1;
+  p.stream_sources = o.stream_sources ? 1 : 0;
+  p.op_ts = d_ts;
+  p.warps = d_w;
+  p.bars = d_b;
+  p.hang = d_hang;
+
+  cudaStream_t st = nullptr, side = nullptr;
+  cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  cfg.stream = st;
+
+  const double watchdog_s = o.watchdog_s > 0 ? o.watchdog_s : 2.0 * o.timeout_ms * 1e-3 + 50.0 * o.predicted_ns * 1e-9 + 0.5;
+  double best = 0;
+  const int reps = std::max(1, o.repeats);
+  bool stuck = false;
+  cudaError_t err = cudaSuccess;
+  for (int rep = 0; rep < reps; ++rep) {
+    cudaMemsetAsync(d_w, 0, nwarps * sizeof(DevWarpRecord), st);
+    cudaMemsetAsync(d_b, 0, std::max<size_t>(1, static_cast<size_t>(s.ctas) * s.slots) * sizeof(DevBarrierRecord), st);
+    cudaMemsetAsync(d_hang, 0, sizeof(unsigned long long), st);
+    if (d_ts) cudaMemsetAsync(d_ts, 0, std::max<size_t>(1, ops.size()) * sizeof(uint64_t), st);
+    cudaEventRecord(e0, st);
+    err = cudaLaunchKernelEx(&cfg, interp_kernel, p);
+    if (err != cudaSuccess) break;
+    cudaEventRecord(e1, st);
+    const auto t0 = std::chrono::steady_clock::now();
+    while ((err = cudaStreamQuery(st)) == cudaErrorNotReady) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > watchdog_s) {
+        stuck = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    if (stuck || err != cudaSuccess) break;
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    if (rep == 0 || ms * 1e6 < best) best = ms * 1e6;
+    unsigned long long h = 0;
+    cudaMemcpy(&h, d_hang, sizeof h, cudaMemcpyDeviceToHost);
+    if (h != 0) break;  // a hang or an assertion: no point repeating it
+  }
+  res.kernel_ns = best;
+  res.warps.resize(nwarps);
+  res.barriers.resize(static_cast<size_t>(s.ctas) * s.slots);
+  if (stuck) {
+    // The kernel sits in a wait that cannot be bounded (bar.sync, barrier.cluster.wait). Read the records
+    // while it runs, through a second stream; this process's context is then given up.
+    res.watchdog = true;
+    res.outcome = sim::DeviceOutcome::Hang;
+    res.message = "the kernel did not finish within " + std::to_string(watchdog_s) +
+                  " s: warps are stuck in a wait that cannot be bounded (named or cluster barrier); records read while it ran";
+    void* hw = nullptr;
+    void* hb = nullptr;
+    cudaMallocHost(&hw, nwarps * sizeof(DevWarpRecord));
+    cudaMallocHost(&hb, std::max<size_t>(1, res.barriers.size()) * sizeof(DevBarrierRecord));
+    cudaMemcpyAsync(hw, d_w, nwarps * sizeof(DevWarpRecord), cudaMemcpyDeviceToHost, side);
+    cudaMemcpyAsync(hb, d_b, res.barriers.size() * sizeof(DevBarrierRecord), cudaMemcpyDeviceToHost, side);
+    const auto t0 = std::chrono::steady_clock::now();
+    while (cudaStreamQuery(side) == cudaErrorNotReady &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 2.0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (cudaStreamQuery(side) == cudaSuccess) {
+      std::memcpy(res.warps.data(), hw, nwarps * sizeof(DevWarpRecord));
+      std::memcpy(res.barriers.data(), hb, res.barriers.size() * sizeof(DevBarrierRecord));
+    } else {
+      res.message += " (the records could not be read)";
+    }
+    return res;  // the worker exits after this (DevicePool)
+  }
+  if (err != cudaSuccess) {
+    res.outcome = sim::DeviceOutcome::Fault;
+    res.message = std::string("device: fault (") + cudaGetErrorString(err) + ")";
+    return res;  // the context is dead; the worker exits
+  }
+  cudaMemcpy(res.warps.data(), d_w, nwarps * sizeof(DevWarpRecord), cudaMemcpyDeviceToHost);
+  if (!res.barriers.empty())
+    cudaMemcpy(res.barriers.data(), d_b, res.barriers.size() * sizeof(DevBarrierRecord), cudaMemcpyDeviceToHost);
+  if (d_ts) {
+    res.op_begin_ns.resize(ops.size());
+    if (!ops.empty()) cudaMemcpy(res.op_begin_ns.data(), d_ts, ops.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost);
+  }
+  uint64_t first = ~uint64_t{0}, last = 0;
+  bool assertion = false, hang = false;
+  for (const DevWarpRecord& w : res.warps) {
+    const auto stt = static_cast<DevWarpStatus>(w.status);
+    if (stt == DevWarpStatus::Assertion) assertion = true;
+    if (stt == DevWarpStatus::TimedOut || stt == DevWarpStatus::StoppedOnHang || stt == DevWarpStatus::BlockedNamed ||
+        stt == DevWarpStatus::BlockedCluster || stt == DevWarpStatus::SkippedOnHang)
+      hang = true;
+    if (w.start_ns) first = std::min<uint64_t>(first, w.start_ns);
+    last = std::max<uint64_t>(last, w.end_ns);
+  }
+  res.span_ns = last > first ? static_cast<double>(last - first) : 0;
+  res.outcome = assertion ? sim::DeviceOutcome::Assertion : hang ? sim::DeviceOutcome::Hang : sim::DeviceOutcome::Ok;
+  cudaFree(d_ops);
+  cudaFree(d_off);
+  cudaFree(d_init);
+  cudaFree(d_w);
+  cudaFree(d_b);
+  if (d_ts) cudaFree(d_ts);
+  cudaFree(d_hang);
+  cudaStreamDestroy(st);
+  cudaStreamDestroy(side);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return res;
+}
+
+}  // namespace pipesim::interp

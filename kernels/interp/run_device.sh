@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Device runs of issue 5 in one go: the h100-probes.md rows, the shipped rule / bug / Hopper scenarios,
+# the calibration micro-scenarios, ws_gemm predicted vs measured (with a two-timeline trace) and a batch
+# of random protocols from `pipesim generate`, all through `pipesim crosscheck`.
+#
+#   kernels/interp/run_device.sh --stage DIR      # here (no GPU needed): build pipesim with CUDA into
+#                                                 # build-xc and copy it (+ libfmt) into DIR
+#   kernels/interp/run_device.sh [--bin DIR] [--random N] [--quick]   # on the GPU machine
+#
+# The device machine lacks Boost/fmt/CLI11/GTest, so pipesim is built here and carried (DIR is git-ignored,
+# e.g. .xc-bin via .git/info/exclude); there, plain nvcc only re-compiles the interpreter as a build check.
+# Output: a log on stdout; with $OUT set, results.md (every crosscheck table), calibration.txt (raw
+# calibration runs), ws_gemm.txt, ws_gemm_trace.json, random.log and disagreements.tar.gz there.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+bin="$root/.xc-bin" stage="" random=1000 quick=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --bin) bin="$2"; shift 2 ;;
+    --stage) stage="$2"; shift 2 ;;
+    --random) random="$2"; shift 2 ;;
+    --quick) quick=1; shift ;;
+    *) echo "usage: $0 [--stage DIR | --bin DIR] [--random N] [--quick]" >&2; exit 2 ;;
+  esac
+done
+
+if [[ -n "$stage" ]]; then
+  cmake -S "$root" -B "$root/build-xc" -DPIPESIM_BENCH=OFF >/dev/null && cmake --build "$root/build-xc" -j"$(nproc)" --target pipesim || exit 1
+  mkdir -p "$stage"
+  cp "$root/build-xc/verify/pipesim" "$stage/"
+  for lib in $(ldd "$stage/pipesim" | awk '/libfmt/ {print $3}'); do cp -L "$lib" "$stage/"; done
+  ls -la "$stage"
+  exit 0
+fi
+
+out="${OUT:-/tmp/pipesim-xc}"
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+px="$bin/pipesim"
+cd "$root" || exit 1
+md="$out/results.md"
+: >"$md"
+
+echo "== $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname)"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv 2>&1 | tee "$out/gpu.txt"
+
+if command -v nvcc >/dev/null; then
+  echo "== build check: nvcc $(nvcc --version | tail -1) compiles the interpreter for sm_90a and sm_100a"
+  t0=$(date +%s)
+  nvcc -std=c++20 -O3 -I"$root" -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_100a,code=sm_100a \
+    -c "$here/interp.cu" -o /tmp/interp_check.o && echo "   ok ($(($(date +%s) - t0)) s)" || echo "   FAILED"
+fi
+
+section() {  # title, then crosscheck arguments
+  local title="$1"; shift
+  echo "== $title"
+  echo "### $title" >>"$md"
+  "$px" crosscheck --markdown "$md" "$@" 2>&1 | tee -a "$out/crosscheck.log" | grep -E "^== |verdict|DISAGREE|hang points|end phases|scenario\(s\)|error" 
+}
+
+section "h100-probes.md rows (scenarios/probes)" scenarios/probes
+
+# Calibration: each micro-scenario at two loop counts; the slope per iteration cancels launch and start-up.
+echo "== calibration (per-iteration slope between N=100 and N=1100, fastest of 5 launches, no per-op timestamps)"
+cal="$out/calibration.txt"
+: >"$cal"
+calrun() {  # name file extra-defines...
+  local name="$1" file="$2"; shift 2
+  local m1 d1 m2 d2
+  for n in 100 1100; do
+    local line
+    line=$("$px" crosscheck --repeats 5 --no-timestamps -D N=$n "$@" "$file" 2>&1 | tee -a "$out/crosscheck.log" | grep "time      kernel")
+    local m d
+    m=$(echo "$line" | sed -E 's/.*model ([0-9.]+) us.*/\1/')
+    d=$(echo "$line" | sed -E 's/.*device ([0-9.]+) us.*/\1/')
+    if [[ $n == 100 ]]; then m1=$m d1=$d; else m2=$m d2=$d; fi
+  done
+  python3 - "$name" "$m1" "$d1" "$m2" "$d2" "$*" <<'EOF' | tee -a "$cal"
+import sys
+name, m1, d1, m2, d2, extra = sys.argv[1], *map(float, sys.argv[2:6]), sys.argv[6]
+ms, ds = (m2 - m1) / 1000 * 1e3, (d2 - d1) / 1000 * 1e3
+print(f"{name:<28} {extra:<24} per iteration: model {ms:9.1f} ns  device {ds:9.1f} ns  ({(ms-ds)/ds*100 if ds else 0:+6.1f} %)   N=100: {m1:.2f}/{d1:.2f} us  N=1100: {m2:.2f}/{d2:.2f} us")
+EOF
+}
+calrun op_issue scenarios/calibration/op_issue.scn
+for b in 256 1024 4096 16384 65536; do calrun tma_latency scenarios/calibration/tma_latency.scn -D BYTES=$b; done
+for b in 8192 32768; do calrun tma_bandwidth scenarios/calibration/tma_bandwidth.scn -D BYTES=$b; done
+calrun arrive_wake scenarios/calibration/arrive_wake.scn
+calrun named_barrier scenarios/calibration/named_barrier.scn
+calrun cluster_barrier_2 scenarios/calibration/cluster_barrier.scn -D CLUSTER=2
+calrun cluster_barrier_4 scenarios/calibration/cluster_barrier.scn -D CLUSTER=4
+calrun remote_arrive scenarios/calibration/remote_arrive.scn
+for b in 4096 16384; do calrun multicast scenarios/calibration/multicast.scn -D BYTES=$b; done
+
+echo "== ws_gemm: predicted vs measured"
+{
+  "$px" crosscheck --repeats 5 --trace "$out/ws_gemm_trace.json" scenarios/hopper/ws_gemm.scn
+  "$px" crosscheck --repeats 3 --no-timestamps -D M=4096 -D N=4096 -D K=4096 scenarios/hopper/ws_gemm.scn
+  "$px" crosscheck --repeats 3 --no-timestamps --l2-sources scenarios/hopper/ws_gemm.scn
+} 2>&1 | tee "$out/ws_gemm.txt" | grep -E "^== |verdict|time |role "
+
+if [[ -z "$quick" && "$random" -gt 0 ]] && "$px" generate --help >/dev/null 2>&1; then
+  echo "== $random random protocols (pipesim generate --seed 1 --mistake-rate 0.2), 50 ms wait bound"
+  rm -rf /tmp/xc-gen && "$px" generate --count "$random" --seed 1 --mistake-rate 0.2 --out /tmp/xc-gen >/dev/null
+  echo "### $random random protocols (pipesim generate --seed 1 --count $random --mistake-rate 0.2)" >>"$md"
+  t0=$(date +%s)
+  "$px" crosscheck --timeout-ms 50 --repeats 1 --no-timestamps --markdown "$out/random.md" /tmp/xc-gen >"$out/random.log" 2>&1
+  echo "   exit $? after $(($(date +%s) - t0)) s"
+  tail -1 "$out/random.log" | tee -a "$md"
+  # Keep every disagreement (scenario + its block) for regression scenarios.
+  awk '/^== /{f=$2} /DISAGREE/{print f}' "$out/random.log" | sort -u >/tmp/xc-disagree.txt
+  echo "   disagreements: $(wc -l </tmp/xc-disagree.txt)"
+  if [[ -s /tmp/xc-disagree.txt ]]; then tar czf "$out/disagreements.tar.gz" -T /tmp/xc-disagree.txt 2>/dev/null; fi
+  grep -A12 DISAGREE "$out/random.log" | head -60
+fi
+[[ -z "$quick" ]] && section "rule and bug scenarios (scenarios/rules, scenarios/bugs)" scenarios/rules scenarios/bugs
+echo "== results"
+grep -E "scenario\(s\) on" "$md"
+cat "$cal"

@@ -1,0 +1,261 @@
+// DevicePool: device runs in a forked worker process (see runner.hpp). Jobs and results travel through
+// two pipes as length-prefixed plain data.
+#include "kernels/interp/runner.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <type_traits>
+
+namespace pipesim::interp {
+namespace {
+
+bool write_all(int fd, const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t k = ::write(fd, c, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    c += k;
+    n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+bool read_all(int fd, void* p, size_t n) {
+  char* c = static_cast<char*>(p);
+  while (n > 0) {
+    const ssize_t k = ::read(fd, c, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    c += k;
+    n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+
+struct Out {
+  int fd;
+  bool ok = true;
+  template <typename T>
+  void pod(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    ok = ok && write_all(fd, &v, sizeof v);
+  }
+  template <typename T>
+  void vec(const std::vector<T>& v) {
+    pod(static_cast<uint64_t>(v.size()));
+    if (!v.empty()) ok = ok && write_all(fd, v.data(), v.size() * sizeof(T));
+  }
+  void str(const std::string& s) {
+    pod(static_cast<uint64_t>(s.size()));
+    ok = ok && write_all(fd, s.data(), s.size());
+  }
+};
+struct In {
+  int fd;
+  bool ok = true;
+  template <typename T>
+  void pod(T& v) {
+    ok = ok && read_all(fd, &v, sizeof v);
+  }
+  template <typename T>
+  void vec(std::vector<T>& v) {
+    uint64_t n = 0;
+    pod(n);
+    if (!ok || n > (uint64_t{1} << 34) / sizeof(T)) {
+      ok = false;
+      return;
+    }
+    v.resize(n);
+    if (n) ok = ok && read_all(fd, v.data(), n * sizeof(T));
+  }
+  void str(std::string& s) {
+    uint64_t n = 0;
+    pod(n);
+    if (!ok || n > (1u << 24)) {
+      ok = false;
+      return;
+    }
+    s.resize(n);
+    if (n) ok = ok && read_all(fd, s.data(), n);
+  }
+};
+
+void put_job(Out& o, const sim::OpStreams& s, const sim::DeviceOptions& d) {
+  o.pod(s.ctas), o.pod(s.cluster), o.pod(s.threads), o.pod(s.warps_per_cta), o.pod(s.ctas_per_sm);
+  o.str(s.arch);
+  o.pod(s.slots);
+  o.vec(s.init_count);
+  o.vec(s.array_base);
+  o.vec(s.ops);
+  o.vec(s.offsets);
+  o.pod(s.max_tma_bytes), o.pod(s.max_store_bytes), o.pod(s.uses_tcgen05), o.pod(s.uses_cluster_ops);
+  o.pod(d);
+}
+void get_job(In& i, sim::OpStreams& s, sim::DeviceOptions& d) {
+  i.pod(s.ctas), i.pod(s.cluster), i.pod(s.threads), i.pod(s.warps_per_cta), i.pod(s.ctas_per_sm);
+  i.str(s.arch);
+  i.pod(s.slots);
+  i.vec(s.init_count);
+  i.vec(s.array_base);
+  i.vec(s.ops);
+  i.vec(s.offsets);
+  i.pod(s.max_tma_bytes), i.pod(s.max_store_bytes), i.pod(s.uses_tcgen05), i.pod(s.uses_cluster_ops);
+  i.pod(d);
+}
+void put_result(Out& o, const sim::DeviceResult& r) {
+  o.pod(r.outcome);
+  o.str(r.message);
+  o.str(r.device);
+  o.pod(r.watchdog), o.pod(r.kernel_ns), o.pod(r.span_ns), o.pod(r.cycles_per_ns), o.pod(r.globaltimer_resolution_ns);
+  o.pod(r.residency);
+  o.vec(r.warps);
+  o.vec(r.barriers);
+  o.vec(r.op_begin_ns);
+}
+void get_result(In& i, sim::DeviceResult& r) {
+  i.pod(r.outcome);
+  i.str(r.message);
+  i.str(r.device);
+  i.pod(r.watchdog), i.pod(r.kernel_ns), i.pod(r.span_ns), i.pod(r.cycles_per_ns), i.pod(r.globaltimer_resolution_ns);
+  i.pod(r.residency);
+  i.vec(r.warps);
+  i.vec(r.barriers);
+  i.vec(r.op_begin_ns);
+}
+
+// The worker: answers a hello with its device state, then runs jobs until the pipe closes or its
+// context is lost (a fault, or a kernel it had to abandon).
+[[noreturn]] void worker(int in_fd, int out_fd) {
+  In in{in_fd};
+  Out out{out_fd};
+  {
+    sim::OpStreams empty;
+    sim::DeviceOptions d;
+    empty.ctas = 0;
+    // Hello: run_in_process on nothing reports availability without launching.
+    sim::DeviceResult hello;
+    empty.offsets = {0};
+    hello = run_in_process(empty, d);
+    put_result(out, hello);
+    if (!out.ok || hello.outcome == sim::DeviceOutcome::Unavailable) _exit(0);
+  }
+  while (true) {
+    sim::OpStreams s;
+    sim::DeviceOptions d;
+    get_job(in, s, d);
+    if (!in.ok) _exit(0);
+    const sim::DeviceResult r = run_in_process(s, d);
+    put_result(out, r);
+    if (!out.ok || r.outcome == sim::DeviceOutcome::Fault || r.watchdog) _exit(0);
+  }
+}
+
+}  // namespace
+
+DevicePool::~DevicePool() { stop(false); }
+
+void DevicePool::stop(bool kill) {
+  if (to_child_ >= 0) ::close(to_child_);
+  if (from_child_ >= 0) ::close(from_child_);
+  to_child_ = from_child_ = -1;
+  if (pid_ > 0) {
+    if (kill) ::kill(pid_, SIGKILL);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+  }
+  pid_ = -1;
+}
+
+bool DevicePool::start(std::string& why) {
+  int a[2], b[2];
+  if (::pipe(a) != 0 || ::pipe(b) != 0) {
+    why = std::string("pipe: ") + std::strerror(errno);
+    return false;
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    why = std::string("fork: ") + std::strerror(errno);
+    return false;
+  }
+  if (pid == 0) {
+    ::close(a[1]);
+    ::close(b[0]);
+    worker(a[0], b[1]);
+  }
+  ::close(a[0]);
+  ::close(b[1]);
+  pid_ = pid;
+  to_child_ = a[1];
+  from_child_ = b[0];
+  sim::DeviceResult hello;
+  In in{from_child_};
+  get_result(in, hello);
+  if (!in.ok || hello.outcome == sim::DeviceOutcome::Unavailable) {
+    why = in.ok ? hello.message : "the device worker died while starting";
+    stop(true);
+    return false;
+  }
+  device_ = hello.device;
+  return true;
+}
+
+bool DevicePool::available(std::string& why) {
+  if (pid_ > 0) return true;
+  return start(why);
+}
+
+sim::DeviceResult DevicePool::run(const sim::OpStreams& s, const sim::DeviceOptions& d) {
+  sim::DeviceResult r;
+  std::string why;
+  if (pid_ <= 0 && !start(why)) {
+    r.outcome = sim::DeviceOutcome::Unavailable;
+    r.message = why;
+    return r;
+  }
+  Out out{to_child_};
+  put_job(out, s, d);
+  if (!out.ok) {
+    stop(true);
+    r.outcome = sim::DeviceOutcome::Fault;
+    r.message = "device: the worker process died (lost while sending the job)";
+    return r;
+  }
+  // The worker has its own watchdog; this one only guards against a worker that stops answering.
+  const double limit_s = (d.watchdog_s > 0 ? d.watchdog_s : 3.0 * d.timeout_ms * 1e-3 + 50.0 * d.predicted_ns * 1e-9 + 2.0) *
+                             static_cast<double>(std::max(1, d.repeats)) + 60.0;
+  pollfd pf{from_child_, POLLIN, 0};
+  const auto t0 = std::chrono::steady_clock::now();
+  while (true) {
+    const int k = ::poll(&pf, 1, 500);
+    if (k > 0) break;
+    if (k < 0 && errno != EINTR) break;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > limit_s) {
+      stop(true);
+      r.outcome = sim::DeviceOutcome::Hang;
+      r.watchdog = true;
+      r.message = "the device worker stopped answering; killed after " + std::to_string(limit_s) + " s";
+      return r;
+    }
+  }
+  In in{from_child_};
+  get_result(in, r);
+  if (!in.ok) {
+    int st = 0;
+    stop(true);
+    (void)st;
+    r = {};
+    r.outcome = sim::DeviceOutcome::Fault;
+    r.message = "device: fault (the worker process died during the run)";
+    return r;
+  }
+  if (r.outcome == sim::DeviceOutcome::Fault || r.watchdog) stop(false);  // that worker has exited
+  return r;
+}
+
+}  // namespace pipesim::interp

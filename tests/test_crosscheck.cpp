@@ -1,0 +1,247 @@
+// The host side of `pipesim crosscheck`, without a GPU: materialising op streams (the same lowering as
+// the engine), the model-verdict -> device-outcome table, and the comparison against synthetic device
+// results (agreement, hang points, end phases, timelines). Also the binary's exit 2 without a GPU.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "sim/lowering.hpp"
+#include "sim/stream.hpp"
+#include "verify/check.hpp"
+#include "verify/crosscheck_command.hpp"
+
+namespace pipesim::verify {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string scn(const std::string& rel) { return (fs::path(PIPESIM_SOURCE_DIR) / "scenarios" / rel).string(); }
+
+struct Prepared {
+  CheckResult check;
+  sim::OpStreams streams;
+};
+
+Prepared prepare(const std::string& rel) {
+  CheckOptions o;
+  o.run.record_trace = true;
+  Prepared p{check_file(scn(rel), o), {}};
+  EXPECT_FALSE(p.check.bad_input) << p.check.diagnostic;
+  p.streams = sim::materialise(p.check.kernel);
+  return p;
+}
+
+// A device result in which every warp ran its whole stream, every barrier as the model ended it.
+sim::DeviceResult device_like_model(const Prepared& p) {
+  const sim::OpStreams& s = p.streams;
+  sim::DeviceResult d;
+  d.outcome = sim::DeviceOutcome::Ok;
+  d.device = "synthetic";
+  d.warps.resize(static_cast<size_t>(s.ctas) * s.warps_per_cta);
+  for (int c = 0; c < s.ctas; ++c)
+    for (int w = 0; w < s.warps_per_cta; ++w) {
+      sim::DevWarpRecord& r = d.warps[s.warp_index(c, w)];
+      r.status = static_cast<uint8_t>(sim::DevWarpStatus::Done);
+      r.op = static_cast<int64_t>(s.end(c, w) - s.begin(c, w));
+      r.start_ns = 1000;
+      r.end_ns = 1000 + 500 * static_cast<uint64_t>(r.op);
+    }
+  d.barriers.resize(static_cast<size_t>(s.ctas) * s.slots);
+  for (int c = 0; c < s.ctas; ++c)
+    for (uint32_t sl = 0; sl < s.slots; ++sl) {
+      sim::DevBarrierRecord& b = d.barriers[static_cast<size_t>(c) * s.slots + sl];
+      const sim::BarrierState& m = p.check.result.barriers.at(static_cast<size_t>(c)).at(sl);
+      b.valid = 1;
+      b.initialised = m.initialised;
+      b.parity = static_cast<uint8_t>(m.completed & 1);
+    }
+  d.span_ns = 1000;
+  return d;
+}
+
+TEST(Streams, SameOpsAsTheEngineRuns) {
+  // Every warp's stream is exactly as long as what the engine executed for it (ok run: all exited).
+  const Prepared p = prepare("hopper/ws_gemm.scn");
+  ASSERT_EQ(p.check.result.verdict, sim::Verdict::Ok);
+  const sim::OpStreams& s = p.streams;
+  EXPECT_EQ(s.offsets.size(), static_cast<size_t>(s.ctas) * s.warps_per_cta + 1);
+  EXPECT_EQ(s.ops.size(), s.sites.size());
+  for (const sim::WarpEnd& w : p.check.result.warps)
+    EXPECT_EQ(static_cast<int64_t>(s.end(w.cta, w.warp) - s.begin(w.cta, w.warp)), w.ops_done) << "CTA " << w.cta << " warp " << w.warp;
+  EXPECT_EQ(s.max_tma_bytes, 16384);
+  EXPECT_EQ(s.max_store_bytes, 16384);
+  EXPECT_TRUE(s.uses_cluster_ops);
+  EXPECT_FALSE(s.uses_tcgen05);
+  // The pipeline barriers are declared: initialised with their counts before roles run.
+  ASSERT_EQ(s.init_count.size(), s.slots);
+  for (int64_t c : s.init_count) EXPECT_GT(c, 0);
+}
+
+TEST(Streams, FlattensBarriersAndRanks) {
+  const Prepared p = prepare("probes/m2_remote_arrives_complete.scn");
+  const sim::OpStreams& s = p.streams;
+  EXPECT_EQ(s.ctas, 2);
+  EXPECT_EQ(s.cluster, 2);
+  bool remote = false;
+  for (uint64_t i = s.begin(1, 0); i < s.end(1, 0); ++i)
+    if (static_cast<sim::OpKind>(s.ops[i].kind) == sim::OpKind::Arrive) {
+      EXPECT_EQ(s.ops[i].rank, 0);
+      remote = true;
+    }
+  EXPECT_TRUE(remote);
+  EXPECT_EQ(s.init_count, std::vector<int64_t>{0});  // the scenario initialises it itself
+}
+
+TEST(Streams, TooLargeIsAClearError) {
+  const Prepared p = prepare("hopper/ws_gemm.scn");
+  sim::StreamLimits lim;
+  lim.max_ops = 1000;
+  try {
+    (void)sim::materialise(p.check.kernel, lim);
+    FAIL() << "expected StreamTooLarge";
+  } catch (const sim::StreamTooLarge& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 1000 operations"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Crosscheck, ExpectedDeviceOutcomes) {
+  EXPECT_EQ(expected_device_outcome(prepare("probes/p02_one_arrive_parity0_passes.scn").check.result), sim::DeviceOutcome::Ok);
+  EXPECT_EQ(expected_device_outcome(prepare("probes/p10_expect_more_than_delivered_hangs.scn").check.result), sim::DeviceOutcome::Hang);
+  EXPECT_EQ(expected_device_outcome(prepare("probes/u1_arrive_while_bytes_outstanding.scn").check.result), sim::DeviceOutcome::Fault);
+  EXPECT_EQ(expected_device_outcome(prepare("rules/assertion_broken.scn").check.result), sim::DeviceOutcome::Assertion);
+  EXPECT_FALSE(expected_device_outcome(prepare("rules/stale_wait_broken.scn").check.result).has_value());
+  std::string why;
+  EXPECT_FALSE(device_may_run(prepare("rules/remote_wait_broken.scn").check.result, why));
+  EXPECT_NE(why.find("remote_wait"), std::string::npos);
+  EXPECT_TRUE(device_may_run(prepare("probes/u2_arrive_count_beyond_pending.scn").check.result, why));
+}
+
+TEST(Crosscheck, OkAgreesAndPhasesMatch) {
+  const Prepared p = prepare("probes/p04_over_arrive_parity0_passes.scn");
+  const sim::DeviceResult d = device_like_model(p);
+  const Comparison c = compare(p.check.kernel, p.check.result, p.streams, d);
+  EXPECT_EQ(c.agreement, Agreement::Agree);
+  EXPECT_EQ(c.barriers_compared, 1);
+  EXPECT_TRUE(c.phase_mismatches.empty());
+  ASSERT_EQ(c.roles.size(), 1u);
+  EXPECT_EQ(c.roles[0].warps, 1);
+  const std::string text = render_comparison(p.check.kernel, p.streams, d, c);
+  EXPECT_NE(text.find("agree"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 barrier(s) compared, all the same parity"), std::string::npos) << text;
+}
+
+TEST(Crosscheck, DifferentEndPhaseDisagrees) {
+  const Prepared p = prepare("probes/p04_over_arrive_parity0_passes.scn");  // three arrives: phase 3, parity 1
+  sim::DeviceResult d = device_like_model(p);
+  d.barriers[0].parity ^= 1;
+  const Comparison c = compare(p.check.kernel, p.check.result, p.streams, d);
+  EXPECT_EQ(c.agreement, Agreement::Disagree);
+  ASSERT_EQ(c.phase_mismatches.size(), 1u);
+  EXPECT_NE(c.phase_mismatches[0].find("model phase 3 (parity 1), device parity 0"), std::string::npos) << c.phase_mismatches[0];
+}
+
+TEST(Crosscheck, HangPointsCompared) {
+  const Prepared p = prepare("probes/p10_expect_more_than_delivered_hangs.scn");
+  ASSERT_EQ(p.check.result.verdict, sim::Verdict::Hang);
+  const sim::OpStreams& s = p.streams;
+  // The wait is the warp's last op.
+  const int64_t wait_op = static_cast<int64_t>(s.end(0, 0) - s.begin(0, 0)) - 1;
+  ASSERT_EQ(static_cast<sim::OpKind>(s.ops[s.begin(0, 0) + static_cast<uint64_t>(wait_op)].kind), sim::OpKind::Wait);
+  sim::DeviceResult d = device_like_model(p);
+  d.outcome = sim::DeviceOutcome::Hang;
+  d.warps[0].status = static_cast<uint8_t>(sim::DevWarpStatus::TimedOut);
+  d.warps[0].op = wait_op;
+  d.warps[0].raw = 0x1234;
+  Comparison c = compare(p.check.kernel, p.check.result, s, d);
+  EXPECT_EQ(c.agreement, Agreement::Agree);
+  EXPECT_TRUE(c.hang_points_match);
+  ASSERT_EQ(c.model_hang.size(), 1u);
+  ASSERT_EQ(c.device_hang.size(), 1u);
+  EXPECT_EQ(c.model_hang[0].op, wait_op);
+  const std::string text = render_comparison(p.check.kernel, s, d, c);
+  EXPECT_NE(text.find("hang points: model 1 warp(s), device 1 warp(s) (same)"), std::string::npos) << text;
+  EXPECT_NE(text.find("wait bar[0] parity 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("raw 0x0000000000001234"), std::string::npos) << text;
+
+  // Stuck one op earlier on the device: both hang, at different points.
+  d.warps[0].op = wait_op - 1;
+  c = compare(p.check.kernel, p.check.result, s, d);
+  EXPECT_EQ(c.agreement, Agreement::Disagree);
+  EXPECT_FALSE(c.hang_points_match);
+
+  // The device finishes where the model hangs.
+  const Comparison ok = compare(p.check.kernel, p.check.result, s, device_like_model(p));
+  EXPECT_EQ(ok.agreement, Agreement::Disagree);
+}
+
+TEST(Crosscheck, PendingUnderflowIsAFault) {
+  const Prepared p = prepare("probes/u1_arrive_while_bytes_outstanding.scn");
+  sim::DeviceResult d;
+  d.outcome = sim::DeviceOutcome::Fault;
+  d.message = "device: fault (unspecified launch failure)";
+  Comparison c = compare(p.check.kernel, p.check.result, p.streams, d);
+  EXPECT_EQ(c.agreement, Agreement::Agree);
+  EXPECT_EQ(c.model_verdict, "error pending_underflow");
+  EXPECT_EQ(c.device_verdict, "fault (unspecified launch failure)");
+  d.outcome = sim::DeviceOutcome::Hang;
+  c = compare(p.check.kernel, p.check.result, p.streams, d);
+  EXPECT_EQ(c.agreement, Agreement::Disagree);
+}
+
+TEST(Crosscheck, ModelOnlyRulesAndUnavailable) {
+  const Prepared p = prepare("rules/stale_wait_broken.scn");
+  sim::DeviceResult d = device_like_model(p);
+  Comparison c = compare(p.check.kernel, p.check.result, p.streams, d);
+  EXPECT_EQ(c.agreement, Agreement::NotComparable);
+  EXPECT_FALSE(c.disagrees());
+  d.outcome = sim::DeviceOutcome::Unavailable;
+  c = compare(p.check.kernel, p.check.result, p.streams, d);
+  EXPECT_EQ(c.agreement, Agreement::Unavailable);
+}
+
+TEST(Crosscheck, DeviceTimelineFromTimestamps) {
+  const Prepared p = prepare("probes/p08_bytes_before_arrive_parity0_blocks.scn");
+  const sim::OpStreams& s = p.streams;
+  sim::DeviceResult d = device_like_model(p);
+  d.op_begin_ns.assign(s.ops.size(), 0);
+  for (uint64_t i = s.begin(0, 0); i < s.end(0, 0); ++i) d.op_begin_ns[i] = 1000 + 100 * (i - s.begin(0, 0));
+  // Make the compute op take 2 us.
+  for (uint64_t i = s.begin(0, 0); i < s.end(0, 0); ++i)
+    if (static_cast<sim::OpKind>(s.ops[i].kind) == sim::OpKind::Compute)
+      for (uint64_t j = i + 1; j < s.end(0, 0); ++j) d.op_begin_ns[j] += 2000;
+  d.warps[0].end_ns = d.op_begin_ns[s.end(0, 0) - 1] + 50;
+  const sim::RunResult r = device_timeline(p.check.kernel, s, d);
+  EXPECT_EQ(r.verdict, sim::Verdict::Ok);
+  ASSERT_EQ(r.spans.size(), 1u);
+  EXPECT_EQ(r.spans[0].label, "compute");
+  EXPECT_DOUBLE_EQ(r.spans[0].end_ns - r.spans[0].begin_ns, 2100.0);
+  ASSERT_EQ(r.barriers.size(), 1u);
+}
+
+// Without a GPU (CI) or without CUDA at build time, the command says so and exits 2.
+TEST(CrosscheckCommand, NoGpuExits2) {
+  const fs::path dir = fs::temp_directory_path() / ("pipesim_test_xc_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "out.txt").string(), err = (dir / "err.txt").string();
+  const std::string cmd = std::string("'") + PIPESIM_BIN + "' crosscheck '" + scn("probes/p00_fresh_parity1_passes.scn") + "' >'" +
+                          out + "' 2>'" + err + "'";
+  const int status = std::system(cmd.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream ef(err);
+  std::stringstream es;
+  es << ef.rdbuf();
+  fs::remove_all(dir);
+  if (code == 0) GTEST_SKIP() << "a GPU is present: the command ran";
+  EXPECT_EQ(code, 2) << es.str();
+  const std::string e = es.str();
+  EXPECT_TRUE(e.find("no GPU to run on") != std::string::npos || e.find("built without CUDA") != std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace pipesim::verify

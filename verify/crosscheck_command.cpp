@@ -1,0 +1,525 @@
+#include "verify/crosscheck_command.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "sim/lowering.hpp"
+#include "verify/check.hpp"
+#include "verify/report.hpp"
+#include "verify/trace.hpp"
+
+#ifdef PIPESIM_HAVE_CUDA
+#include "kernels/interp/runner.hpp"
+#endif
+
+namespace pipesim::verify {
+namespace {
+
+std::string first_kind(const sim::RunResult& r) {
+  for (const sim::Finding& f : r.findings)
+    if (f.fatal) return f.kind;
+  return {};
+}
+
+std::string bar_label(const sim::Kernel& k, uint32_t slot) {
+  uint32_t base = 0;
+  for (const sim::BarrierArray& a : k.barriers) {
+    if (slot < base + a.size) return fmt::format("{}[{}]", a.name, slot - base);
+    base += a.size;
+  }
+  return fmt::format("slot {}", slot);
+}
+
+std::string op_text(const sim::Kernel& k, const sim::OpStreams& s, uint64_t gi) {
+  if (gi >= s.ops.size()) return "?";
+  const sim::DevOp& op = s.ops[gi];
+  const auto kind = static_cast<sim::OpKind>(op.kind);
+  std::string t(sim::op_name(kind));
+  switch (kind) {
+    case sim::OpKind::Wait: case sim::OpKind::TestWait:
+      t += fmt::format(" {} parity {}", bar_label(k, op.slot), op.a & 1);
+      break;
+    case sim::OpKind::NamedSync: case sim::OpKind::NamedArrive: t += fmt::format(" {} threads {}", op.a, op.b); break;
+    default: break;
+  }
+  const uint32_t site = gi < s.sites.size() ? s.sites[gi] : UINT32_MAX;
+  if (site < k.sites.size()) t += fmt::format(" (line {})", k.sites[site].loc.line);
+  return t;
+}
+
+bool is_blocking(sim::OpKind k) {
+  return k == sim::OpKind::Wait || k == sim::OpKind::NamedSync || k == sim::OpKind::ClusterWait ||
+         k == sim::OpKind::WaitGroup || k == sim::OpKind::TmemAlloc;
+}
+
+double pct(double model, double device) { return device > 0 ? 100.0 * (model - device) / device : 0.0; }
+
+}  // namespace
+
+std::optional<sim::DeviceOutcome> expected_device_outcome(const sim::RunResult& m) {
+  switch (m.verdict) {
+    case sim::Verdict::Ok: return sim::DeviceOutcome::Ok;
+    case sim::Verdict::Hang: return sim::DeviceOutcome::Hang;
+    case sim::Verdict::Error: break;
+  }
+  const std::string k = first_kind(m);
+  if (k == "pending_underflow") return sim::DeviceOutcome::Fault;  // probes U1, U2: the H100 traps
+  if (k == "assertion") return sim::DeviceOutcome::Assertion;
+  return std::nullopt;
+}
+
+bool device_may_run(const sim::RunResult& m, std::string& why) {
+  if (m.verdict != sim::Verdict::Error) return true;
+  static const std::set<std::string> undefined = {
+      "remote_wait", "uninit", "reinit", "bad_operand", "count_range", "tx_range", "named_count_mismatch",
+      "bad_mma_shape", "cta_group_mismatch", "tmem_bad_alloc", "tmem_leak", "tmem_alloc_unsynced"};
+  const std::string k = first_kind(m);
+  if (undefined.count(k)) {
+    why = "the model stops at `" + k + "`, which PTX cannot express or leaves undefined: not run on the device";
+    return false;
+  }
+  return true;
+}
+
+std::string_view agreement_name(Agreement a) {
+  switch (a) {
+    case Agreement::Agree: return "agree";
+    case Agreement::Disagree: return "DISAGREE";
+    case Agreement::NotComparable: return "model-only rule";
+    case Agreement::Skipped: return "skipped";
+    case Agreement::Unavailable: return "unavailable";
+  }
+  return "?";
+}
+
+Comparison compare(const sim::Kernel& k, const sim::RunResult& m, const sim::OpStreams& s, const sim::DeviceResult& d) {
+  Comparison c;
+  c.model_verdict = outcome_text(m);
+  c.device_verdict = d.outcome == sim::DeviceOutcome::Fault && d.message.find("unspecified launch failure") != std::string::npos
+                         ? "fault (unspecified launch failure)"
+                         : std::string(sim::device_outcome_name(d.outcome));
+  c.model_kernel_ns = m.end_ns;
+  c.device_span_ns = d.span_ns;
+  c.device_kernel_ns = d.kernel_ns;
+  const auto want = expected_device_outcome(m);
+  if (want) c.expected_device = std::string(sim::device_outcome_name(*want));
+  if (d.outcome == sim::DeviceOutcome::Unavailable) {
+    c.agreement = Agreement::Unavailable;
+    return c;
+  }
+  if (d.outcome == sim::DeviceOutcome::Skipped) {
+    c.agreement = Agreement::Skipped;
+    return c;
+  }
+  if (!want) {
+    c.agreement = Agreement::NotComparable;
+    c.notes.push_back("the model reports `" + first_kind(m) + "`, a rule the hardware does not check; the device " +
+                      (d.outcome == sim::DeviceOutcome::Ok ? "ran it to the end" : "shows " + c.device_verdict));
+  } else {
+    c.agreement = *want == d.outcome ? Agreement::Agree : Agreement::Disagree;
+    if (c.agreement == Agreement::Disagree)
+      c.notes.push_back(fmt::format("verdicts differ: the model's `{}` means `{}` on the device, which shows `{}`", c.model_verdict,
+                                    c.expected_device, c.device_verdict));
+  }
+
+  if (s.uses_tcgen05 && c.agreement != Agreement::NotComparable) {
+    // sm_90a has no tcgen05: the device ran an emulation (MMA = spin, commit = plain arrive, no
+    // empty-commit rule), so its outcome is shown but never counted as a hardware agreement.
+    c.notes.push_back(fmt::format("tcgen05 emulated on sm_90a: not compared (the emulation would {} the model)",
+                                  c.agreement == Agreement::Agree ? "agree with" : "disagree with"));
+    c.agreement = Agreement::NotComparable;
+  }
+  const size_t nw = static_cast<size_t>(s.ctas) * static_cast<size_t>(s.warps_per_cta);
+  const bool have_warps = d.warps.size() == nw;
+
+  // Hang points (only for hangs: an error stops the model mid-flight).
+  if (m.verdict == sim::Verdict::Hang || d.outcome == sim::DeviceOutcome::Hang) {
+    if (m.verdict == sim::Verdict::Hang) {
+      for (const sim::WarpEnd& w : m.warps)
+        if (w.status == sim::WarpStatus::Blocked) c.model_hang.push_back({w.cta, w.warp, std::max<int64_t>(0, w.ops_done - 1), "blocked"});
+      c.model_unlaunched_ctas = m.hang.unlaunched_clusters * s.cluster;
+    }
+    if (have_warps) {
+      std::set<int> skipped;
+      for (size_t i = 0; i < nw; ++i) {
+        const sim::DevWarpRecord& r = d.warps[i];
+        const auto st = static_cast<sim::DevWarpStatus>(r.status);
+        const int cta = static_cast<int>(i / static_cast<size_t>(s.warps_per_cta)), warp = static_cast<int>(i % static_cast<size_t>(s.warps_per_cta));
+        if (st == sim::DevWarpStatus::SkippedOnHang) skipped.insert(cta);
+        if (st == sim::DevWarpStatus::TimedOut || st == sim::DevWarpStatus::StoppedOnHang || st == sim::DevWarpStatus::BlockedNamed ||
+            st == sim::DevWarpStatus::BlockedCluster || (d.watchdog && st == sim::DevWarpStatus::Running))
+          c.device_hang.push_back({cta, warp, r.op, std::string(sim::dev_status_name(st))});
+      }
+      c.device_unlaunched_ctas = static_cast<int>(skipped.size());
+    }
+    std::sort(c.model_hang.begin(), c.model_hang.end());
+    std::sort(c.device_hang.begin(), c.device_hang.end());
+    if (m.verdict == sim::Verdict::Hang && d.outcome == sim::DeviceOutcome::Hang) {
+      auto key = [](const std::vector<HangPoint>& v) {
+        std::vector<std::tuple<int, int, int64_t>> out;
+        for (const HangPoint& h : v) out.emplace_back(h.cta, h.warp, h.op);
+        return out;
+      };
+      c.hang_points_match = key(c.model_hang) == key(c.device_hang) && c.model_unlaunched_ctas == c.device_unlaunched_ctas;
+      if (!have_warps) {
+        c.hang_points_match = true;  // nothing to compare against
+        c.notes.push_back("the device records could not be read: hang points not compared");
+      }
+      if (!c.hang_points_match && c.agreement != Agreement::NotComparable) {
+        c.agreement = Agreement::Disagree;
+        c.notes.push_back("both hang, at different points");
+      }
+    }
+  }
+
+  // End phases of every barrier both sides know (not after a model error: it stops mid-flight).
+  if (m.verdict != sim::Verdict::Error && d.barriers.size() == static_cast<size_t>(s.ctas) * s.slots) {
+    for (int cta = 0; cta < s.ctas; ++cta) {
+      if (static_cast<size_t>(cta) >= m.barriers.size() || m.barriers[static_cast<size_t>(cta)].size() != s.slots) continue;
+      for (uint32_t sl = 0; sl < s.slots; ++sl) {
+        const sim::DevBarrierRecord& db = d.barriers[static_cast<size_t>(cta) * s.slots + sl];
+        const sim::BarrierState& mb = m.barriers[static_cast<size_t>(cta)][sl];
+        if (!db.valid) continue;
+        if (!mb.initialised && !db.initialised) continue;
+        ++c.barriers_compared;
+        if (mb.initialised != (db.initialised != 0))
+          c.phase_mismatches.push_back(fmt::format("CTA {} {}: model {}, device {}", cta, bar_label(k, sl),
+                                                   mb.initialised ? "initialised" : "not initialised",
+                                                   db.initialised ? "initialised" : "not initialised"));
+        else if ((mb.completed & 1) != db.parity)
+          c.phase_mismatches.push_back(fmt::format("CTA {} {}: model phase {} (parity {}), device parity {} (raw 0x{:016x})", cta,
+                                                   bar_label(k, sl), mb.completed, mb.completed & 1, db.parity, db.raw));
+      }
+    }
+    if (!c.phase_mismatches.empty() && c.agreement == Agreement::Agree) {
+      c.agreement = Agreement::Disagree;
+      c.notes.push_back("the barriers end in different phases");
+    }
+  }
+
+  // Time per role: mean finish time of its warps from the kernel's start, and mean time blocked.
+  if (have_warps && m.verdict == sim::Verdict::Ok && d.outcome == sim::DeviceOutcome::Ok) {
+    std::map<std::pair<int, int>, double> model_end;
+    for (const sim::TraceSpan& sp : m.spans)
+      if (sp.warp >= 0) {
+        double& e = model_end[{sp.cta, sp.warp}];
+        e = std::max(e, sp.end_ns);
+      }
+    std::vector<double> model_blocked(k.roles.size(), 0.0);
+    for (const auto& rw : m.role_waits)
+      if (rw.role >= 0 && static_cast<size_t>(rw.role) < k.roles.size()) model_blocked[static_cast<size_t>(rw.role)] += rw.ns;
+    uint64_t t0 = ~uint64_t{0};
+    for (const sim::DevWarpRecord& r : d.warps)
+      if (r.start_ns) t0 = std::min<uint64_t>(t0, r.start_ns);
+    for (size_t r = 0; r < k.roles.size(); ++r) {
+      RoleTiming rt;
+      rt.role = k.roles[r].name;
+      double me = 0, de = 0, db = 0;
+      for (int cta = 0; cta < s.ctas; ++cta)
+        for (int w = k.roles[r].warp_lo; w <= k.roles[r].warp_hi && w < s.warps_per_cta; ++w) {
+          ++rt.warps;
+          auto it = model_end.find({cta, w});
+          me += it != model_end.end() ? it->second : 0.0;
+          const sim::DevWarpRecord& rec = d.warps[s.warp_index(cta, w)];
+          de += rec.end_ns > t0 ? static_cast<double>(rec.end_ns - t0) : 0.0;
+          db += static_cast<double>(rec.blocked_ns);
+        }
+      if (rt.warps > 0) {
+        rt.model_end_ns = me / rt.warps;
+        rt.device_end_ns = de / rt.warps;
+        rt.model_blocked_ns = model_blocked[r] / rt.warps;
+        rt.device_blocked_ns = db / rt.warps;
+      }
+      c.roles.push_back(rt);
+    }
+  }
+  return c;
+}
+
+std::string render_comparison(const sim::Kernel& k, const sim::OpStreams& s, const sim::DeviceResult& d, const Comparison& c) {
+  std::string out;
+  out += fmt::format("  verdict   model: {:<28} device: {:<34} {}\n", c.model_verdict, c.device_verdict, agreement_name(c.agreement));
+  if (!c.expected_device.empty() && c.agreement == Agreement::Disagree)
+    out += fmt::format("            (the model's verdict means `{}` on the device)\n", c.expected_device);
+  if (!d.message.empty() && (d.outcome != sim::DeviceOutcome::Ok)) out += fmt::format("  device    {}\n", d.message);
+  for (const std::string& n : c.notes) out += fmt::format("  note      {}\n", n);
+  if (s.uses_tcgen05 && d.outcome != sim::DeviceOutcome::Unavailable && d.outcome != sim::DeviceOutcome::Skipped)
+    out += "  note      tcgen05 emulated on sm_90a (MMA = timed spin, commit = plain arrive, TMEM alloc = bookkeeping): not a hardware result\n";
+  if (!c.model_hang.empty() || !c.device_hang.empty()) {
+    out += fmt::format("  hang points: model {} warp(s){}, device {} warp(s){}{}\n", c.model_hang.size(),
+                       c.model_unlaunched_ctas ? fmt::format(" + {} CTA(s) never launched", c.model_unlaunched_ctas) : "",
+                       c.device_hang.size(),
+                       c.device_unlaunched_ctas ? fmt::format(" + {} CTA(s) never ran", c.device_unlaunched_ctas) : "",
+                       c.hang_points_match ? " (same)" : " (DIFFERENT)");
+    std::map<std::tuple<int, int, int64_t>, std::pair<std::string, std::string>> rows;
+    for (const HangPoint& h : c.model_hang) rows[{h.cta, h.warp, h.op}].first = h.what;
+    for (const HangPoint& h : c.device_hang) rows[{h.cta, h.warp, h.op}].second = h.what;
+    int shown = 0;
+    for (const auto& [key, v] : rows) {
+      if (shown++ == 12) {
+        out += fmt::format("    ... {} more\n", rows.size() - 12);
+        break;
+      }
+      const auto [cta, warp, op] = key;
+      const uint64_t gi = cta < s.ctas && warp < s.warps_per_cta ? s.begin(cta, warp) + static_cast<uint64_t>(op) : ~uint64_t{0};
+      std::string raw;
+      if (d.warps.size() == static_cast<size_t>(s.ctas) * s.warps_per_cta && cta < s.ctas && warp < s.warps_per_cta) {
+        const sim::DevWarpRecord& r = d.warps[s.warp_index(cta, warp)];
+        if (r.raw) raw = fmt::format(", raw 0x{:016x}", r.raw);
+      }
+      out += fmt::format("    CTA {} warp {} op {}: {:<40} model: {:<8} device: {}{}\n", cta, warp, op, op_text(k, s, gi),
+                         v.first.empty() ? "-" : v.first, v.second.empty() ? "-" : v.second, raw);
+    }
+  }
+  if (c.barriers_compared > 0 || !c.phase_mismatches.empty()) {
+    out += fmt::format("  end phases: {} barrier(s) compared, {}\n", c.barriers_compared,
+                       c.phase_mismatches.empty() ? "all the same parity" : fmt::format("{} differ", c.phase_mismatches.size()));
+    for (size_t i = 0; i < c.phase_mismatches.size() && i < 12; ++i) out += "    " + c.phase_mismatches[i] + "\n";
+  }
+  if (d.outcome != sim::DeviceOutcome::Unavailable && d.outcome != sim::DeviceOutcome::Skipped) {
+    out += fmt::format("  time      kernel: model {:.3f} us, device {:.3f} us (first warp start to last warp end; {:.3f} us by events){}\n",
+                       c.model_kernel_ns / 1e3, c.device_span_ns / 1e3, c.device_kernel_ns / 1e3,
+                       c.device_span_ns > 0 && c.model_verdict == "ok" && c.device_verdict == "ok"
+                           ? fmt::format(", model {:+.1f} %", pct(c.model_kernel_ns, c.device_span_ns))
+                           : "");
+    for (const RoleTiming& r : c.roles)
+      out += fmt::format("    role {:<14} {:>4} warps  finish: model {:10.3f} us  device {:10.3f} us ({:+6.1f} %)   blocked: model {:10.3f} us  device {:10.3f} us\n",
+                         r.role, r.warps, r.model_end_ns / 1e3, r.device_end_ns / 1e3, pct(r.model_end_ns, r.device_end_ns),
+                         r.model_blocked_ns / 1e3, r.device_blocked_ns / 1e3);
+  }
+  return out;
+}
+
+sim::RunResult device_timeline(const sim::Kernel& k, const sim::OpStreams& s, const sim::DeviceResult& d) {
+  sim::RunResult r;
+  r.verdict = d.outcome == sim::DeviceOutcome::Ok ? sim::Verdict::Ok
+              : d.outcome == sim::DeviceOutcome::Hang ? sim::Verdict::Hang
+                                                      : sim::Verdict::Error;
+  const size_t nw = static_cast<size_t>(s.ctas) * static_cast<size_t>(s.warps_per_cta);
+  if (d.warps.size() != nw) return r;
+  uint64_t t0 = ~uint64_t{0}, t1 = 0;
+  for (const sim::DevWarpRecord& w : d.warps)
+    if (w.start_ns) {
+      t0 = std::min<uint64_t>(t0, w.start_ns);
+      t1 = std::max<uint64_t>(t1, w.end_ns);
+    }
+  if (t0 == ~uint64_t{0}) return r;
+  auto rel = [&](uint64_t t) { return t > t0 ? static_cast<double>(t - t0) : 0.0; };
+  r.end_ns = rel(t1);
+  for (int cta = 0; cta < s.ctas; ++cta)
+    for (int w = 0; w < s.warps_per_cta; ++w) {
+      const sim::DevWarpRecord& rec = d.warps[s.warp_index(cta, w)];
+      const auto st = static_cast<sim::DevWarpStatus>(rec.status);
+      sim::WarpEnd we;
+      we.cta = cta;
+      we.warp = w;
+      we.role = sim::role_of_warp(k, w);
+      we.status = st == sim::DevWarpStatus::Done ? sim::WarpStatus::Exited
+                  : st == sim::DevWarpStatus::NotStarted || st == sim::DevWarpStatus::SkippedOnHang ? sim::WarpStatus::NotStarted
+                                                                                                  : sim::WarpStatus::Blocked;
+      we.ops_done = rec.op;
+      r.warps.push_back(we);
+      if (d.op_begin_ns.size() != s.ops.size()) continue;
+      const uint64_t b = s.begin(cta, w), e = s.end(cta, w);
+      for (uint64_t i = b; i < e; ++i) {
+        const uint64_t tb = d.op_begin_ns[i];
+        if (tb == 0) break;
+        const uint64_t te = i + 1 < e && d.op_begin_ns[i + 1] ? d.op_begin_ns[i + 1] : rec.end_ns;
+        const auto kind = static_cast<sim::OpKind>(s.ops[i].kind);
+        const bool blocked = is_blocking(kind);
+        if (!blocked && kind != sim::OpKind::Compute && kind != sim::OpKind::Mma) continue;
+        if (te <= tb) continue;
+        std::string label = blocked ? op_text(k, s, i) : std::string(sim::op_name(kind));
+        r.spans.push_back(sim::TraceSpan{cta, w, rel(tb), rel(te), i < s.sites.size() ? s.sites[i] : 0, std::move(label), blocked});
+      }
+    }
+  for (int cta = 0; cta < s.ctas; ++cta) {
+    std::vector<sim::BarrierState> v;
+    for (uint32_t sl = 0; sl < s.slots && d.barriers.size() == static_cast<size_t>(s.ctas) * s.slots; ++sl) {
+      const sim::DevBarrierRecord& b = d.barriers[static_cast<size_t>(cta) * s.slots + sl];
+      v.push_back(sim::BarrierState{b.initialised != 0, b.parity, 0, 0, 0});
+    }
+    r.barriers.push_back(std::move(v));
+  }
+  return r;
+}
+
+namespace {
+
+struct Options {
+  std::vector<std::string> inputs;
+  std::vector<std::string> defines;
+  double timeout_ms = 200;
+  int repeats = 3;
+  bool l2_sources = false;
+  bool free_occupancy = false;
+  bool no_timestamps = false;
+  std::string trace;
+  std::string markdown;
+  bool verbose = false;
+};
+
+std::vector<std::string> expand(const std::vector<std::string>& in, std::string& error) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& p : in) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file() && it->path().extension() == ".scn") found.push_back(it->path().string());
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::exists(p, ec)) {
+      out.push_back(p);
+    } else {
+      error += fmt::format("{}: error: no such file or directory\n", p);
+    }
+  }
+  return out;
+}
+
+int run_crosscheck(const Options& o) {
+#ifndef PIPESIM_HAVE_CUDA
+  (void)o;
+  std::cerr << "pipesim crosscheck: this pipesim was built without CUDA (no nvcc at configure time), so it has no device "
+               "interpreter; build with nvcc on the PATH and run on a machine with an sm_90 GPU\n";
+  return 2;
+#else
+  std::string error;
+  const std::vector<std::string> files = expand(o.inputs, error);
+  if (!error.empty() || files.empty()) {
+    std::cerr << (error.empty() ? std::string("pipesim crosscheck: no .scn scenario files given\n") : error);
+    return 2;
+  }
+  if (!o.trace.empty() && files.size() != 1) {
+    std::cerr << "pipesim: error: --trace writes one scenario's timelines; name exactly one file\n";
+    return 2;
+  }
+  CheckOptions co;
+  co.run.record_trace = true;
+  for (const std::string& d : o.defines) {
+    const size_t eq = d.find('=');
+    Define def;
+    try {
+      if (eq == std::string::npos || eq == 0) throw std::invalid_argument(d);
+      def.name = d.substr(0, eq);
+      size_t used = 0;
+      def.value = std::stoll(d.substr(eq + 1), &used, 0);
+      if (used != d.size() - eq - 1) throw std::invalid_argument(d);
+    } catch (...) {
+      std::cerr << fmt::format("pipesim: error: -D {}: expected NAME=INTEGER\n", d);
+      return 2;
+    }
+    co.defines.push_back(def);
+  }
+  // The pool forks its worker before this process touches CUDA (it never does).
+  interp::DevicePool pool;
+  std::string why;
+  if (!pool.available(why)) {
+    std::cerr << "pipesim crosscheck: no GPU to run on: " << why << "\n";
+    return 2;
+  }
+  int exit_code = 0;
+  std::map<Agreement, int> counts;
+  std::string md;
+  std::string device_name;
+  for (const std::string& f : files) {
+    CheckResult cr = check_file(f, co);
+    if (cr.bad_input) {
+      std::cerr << cr.diagnostic;
+      exit_code = 2;
+      continue;
+    }
+    std::cout << fmt::format("== {}\n", f);
+    sim::OpStreams streams;
+    sim::DeviceResult dev;
+    try {
+      streams = sim::materialise(cr.kernel);
+    } catch (const sim::StreamTooLarge& e) {
+      dev.outcome = sim::DeviceOutcome::Unavailable;
+      dev.message = e.what();
+    } catch (const sim::ScenarioError& e) {
+      std::cerr << render_diagnostic(f, cr.kernel.lines, e.loc, "error", e.what());
+      exit_code = 2;
+      continue;
+    }
+    std::string skip_why;
+    if (!dev.message.empty()) {
+    } else if (!device_may_run(cr.result, skip_why)) {
+      dev.outcome = sim::DeviceOutcome::Skipped;
+      dev.message = skip_why;
+    } else {
+      sim::DeviceOptions dopt;
+      dopt.timeout_ms = o.timeout_ms;
+      dopt.repeats = o.repeats;
+      dopt.stream_sources = !o.l2_sources;
+      dopt.model_occupancy = !o.free_occupancy;
+      dopt.timestamps = !o.no_timestamps;
+      dopt.predicted_ns = cr.result.end_ns;
+      dev = pool.run(streams, dopt);
+      if (!dev.device.empty()) device_name = dev.device;
+    }
+    const Comparison c = compare(cr.kernel, cr.result, streams, dev);
+    ++counts[c.agreement];
+    if (c.disagrees() && exit_code == 0) exit_code = 1;
+    std::cout << render_comparison(cr.kernel, streams, dev, c);
+    if (dev.outcome == sim::DeviceOutcome::Skipped && !dev.message.empty()) std::cout << "  device    " << dev.message << "\n";
+    md += fmt::format("| `{}` | {} | {} | {} | {:.3f} | {:.3f} | {} |\n", f, c.model_verdict, c.device_verdict, agreement_name(c.agreement),
+                      c.model_kernel_ns / 1e3, c.device_span_ns / 1e3,
+                      c.model_verdict == "ok" && c.device_verdict == "ok" && c.device_span_ns > 0
+                          ? fmt::format("{:+.1f} %", pct(c.model_kernel_ns, c.device_span_ns))
+                          : "");
+    if (!o.trace.empty()) {
+      TraceWriter tw(TraceWriter::Stacking::ByTimeline);
+      tw.add(cr.kernel, cr.result, "model");
+      tw.add(cr.kernel, device_timeline(cr.kernel, streams, dev), device_name.empty() ? "device" : device_name + " measured");
+      std::ofstream out(o.trace, std::ios::binary);
+      out << tw.str();
+      if (!out) {
+        std::cerr << fmt::format("pipesim: error: cannot write trace {}\n", o.trace);
+        exit_code = 2;
+      }
+    }
+  }
+  const int total = static_cast<int>(files.size());
+  const std::string summary =
+      fmt::format("{} scenario(s) on {}: {} agree, {} disagree, {} model-only rule, {} skipped, {} unavailable", total,
+                  device_name.empty() ? "the device" : device_name, counts[Agreement::Agree], counts[Agreement::Disagree],
+                  counts[Agreement::NotComparable], counts[Agreement::Skipped], counts[Agreement::Unavailable]);
+  std::cout << summary << "\n";
+  if (!o.markdown.empty()) {
+    std::ofstream out(o.markdown, std::ios::binary | std::ios::app);
+    out << "| scenario | model | device | agreement | model us | device us | model vs device |\n|---|---|---|---|---|---|---|\n"
+        << md << "\n" << summary << "\n\n";
+  }
+  return exit_code;
+#endif
+}
+
+}  // namespace
+
+CLI::App* add_crosscheck_command(CLI::App& app, std::function<int()>& action) {
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("crosscheck", "Run scenarios on the model and on the GPU (device interpreter) and compare");
+  c->add_option("inputs", o->inputs, "scenario files or directories (every *.scn below)")->required();
+  c->add_option("-D", o->defines, "override a parameter: -D K=8192")->type_name("NAME=INT");
+  c->add_option("--timeout-ms", o->timeout_ms, "bound of every mbarrier wait on the device")->capture_default_str();
+  c->add_option("--repeats", o->repeats, "launches per scenario; time from the fastest")->capture_default_str();
+  c->add_flag("--l2-sources", o->l2_sources, "TMA loads re-read one small source (L2 hits) instead of streaming from DRAM");
+  c->add_flag("--free-occupancy", o->free_occupancy, "let the GPU put as many CTAs on an SM as fit (default: the model's ctas_per_sm)");
+  c->add_flag("--no-timestamps", o->no_timestamps, "no per-op timestamps on the device (calibration: nothing but the ops)");
+  c->add_option("--trace", o->trace, "write the model's and the device's timelines into one Perfetto trace")->type_name("FILE");
+  c->add_option("--markdown", o->markdown, "append a result table to FILE")->type_name("FILE");
+  c->callback([o, &action] { action = [o] { return run_crosscheck(*o); }; });
+  return c;
+}
+
+}  // namespace pipesim::verify
