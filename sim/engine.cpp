@@ -43,7 +43,7 @@ struct Event {
 // Heap entries are 16 bytes: the time and (sequence << 24 | payload index). The sequence
 // breaks ties deterministically; payloads live in a free-listed pool.
 struct QKey {
-  double t;
+  uint64_t t_ps;     // event time in integer picoseconds: cheap, NaN-free comparisons
   uint64_t seq_idx;
 };
 
@@ -64,7 +64,7 @@ class EventQueue {
       if (idx >= (1u << kIdxBits)) throw std::runtime_error("more than 16M simultaneous events in flight");
       pool_.push_back(e);
     }
-    const QKey k{e.t, (e.seq << kIdxBits) | idx};
+    const QKey k{static_cast<uint64_t>(std::llround(std::max(0.0, e.t) * 1000.0)), (e.seq << kIdxBits) | idx};
     if (!held_) {
       if (heap_.empty() || before(k, heap_.front())) {
         hold_ = k;
@@ -94,7 +94,9 @@ class EventQueue {
   }
 
  private:
-  static bool before(const QKey& a, const QKey& b) { return a.t < b.t || (a.t == b.t && a.seq_idx < b.seq_idx); }
+  static bool before(const QKey& a, const QKey& b) {
+    return a.t_ps < b.t_ps || (a.t_ps == b.t_ps && a.seq_idx < b.seq_idx);
+  }
   struct Later {
     bool operator()(const QKey& a, const QKey& b) const { return before(b, a); }
   };
@@ -178,6 +180,7 @@ struct ClusterRt {
   int live = 0;           // warps not exited in the cluster
   int arrived = 0;
   int64_t phase = 0;      // completed cluster-barrier phases
+  double release_at = 0;  // when the last completed phase releases its waiters
   std::vector<uint32_t> waiters;
 };
 
@@ -210,7 +213,7 @@ class Engine {
                                  " reached; raise it with --max-events if the scenario is really this long");
       const Event e = q_.pop();
       ++res_.events;
-      now_ = e.t;
+      now_ = std::max(now_, e.t);  // keys round to 1 ps; time never runs backwards
       dispatch(e);
     }
     finish();
@@ -554,7 +557,7 @@ class Engine {
         ClusterRt& c = clusters_[static_cast<size_t>(cluster_of(w.cta))];
         if (c.phase > w.cluster_arrived && w.cluster_arrived >= 0) {
           cta(w.cta).cluster_synced = true;
-          push(now_ + issue, EventKind::WarpStep, id);
+          push(std::max(now_ + issue, c.release_at), EventKind::WarpStep, id);  // the last arriver too
           return;
         }
         w.block = Block::Cluster;
@@ -859,6 +862,7 @@ class Engine {
         if (ct.fenced[s]) ct.visible[s] = 1;
     }
     const double at = now_ + jit(tm_.cluster_barrier_ns);
+    c.release_at = at;
     std::vector<uint32_t> ws;
     ws.swap(c.waiters);
     for (uint32_t x : ws) {
@@ -904,6 +908,13 @@ class Engine {
       default: return;
     }
     if (r.violation != MbarViolation::None) return violation(r.violation, c, s, kind, value, site, w);
+    if (r.lost_arrival && !lost_warned_) {
+      lost_warned_ = true;
+      warn("lost_arrival", w ? w->cta : c, w ? w->warp : -1, site,
+           "arrive_expect_tx on " + bar_name(s) + " of CTA " + std::to_string(c) +
+               " found no arrival left to count in this phase: its bytes count, its arrival is lost",
+           {state_note(b), "measured on H100: no fault (a plain arrive in this state faults); the expecting party is a phase ahead of the barrier"});
+    }
     if (kind == OpKind::CompleteTx && b.tx < 0 && b.pending == 0 && !overshoot_warned_) {
       overshoot_warned_ = true;
       warn("tx_overshoot", w ? w->cta : c, w ? w->warp : -1, site,
@@ -1073,6 +1084,7 @@ class Engine {
   double hbm_free_ = 0;
   bool fatal_ = false;
   bool overshoot_warned_ = false;
+  bool lost_warned_ = false;
   uint32_t slots_ = 0;
   std::vector<uint32_t> array_of_slot_;
   int nctas_ = 0, csize_ = 1, wpc_ = 1;

@@ -5,7 +5,8 @@
 
 namespace pipesim::sim {
 
-int64_t eval(const Expr& expr, const std::vector<int64_t>& env) {
+template <class Env>
+int64_t eval_in(const Expr& expr, const Env& env) {
   int64_t stack[64];
   int sp = 0;
   auto fail = [&](const char* why) -> int64_t { throw ScenarioError(expr.loc, why); };
@@ -61,6 +62,8 @@ int64_t eval(const Expr& expr, const std::vector<int64_t>& env) {
   if (sp != 1) fail("internal: malformed expression");
   return stack[0];
 }
+
+int64_t eval(const Expr& expr, const std::vector<int64_t>& env) { return eval_in(expr, env); }
 
 CtaCoord cta_coord(const Kernel& k, int cta) {
   const int cs = static_cast<int>(k.launch.cluster);
@@ -136,8 +139,8 @@ bool WarpProgram::next(Op& op) {
     const Stmt& s = (*f.body)[f.pc++];
     switch (s.kind) {
       case StmtKind::For: {
-        const int64_t b = eval(*s.begin, env_), e = eval(*s.end, env_);
-        const int64_t st = s.step ? eval(*s.step, env_) : 1;
+        const int64_t b = eval_in(*s.begin, env_), e = eval_in(*s.end, env_);
+        const int64_t st = s.step ? eval_in(*s.step, env_) : 1;
         if (st <= 0) throw ScenarioError(s.step->loc, "loop step must be positive, got " + std::to_string(st));
         if (b < e && !s.body.empty()) {
           env_[s.slot] = b;
@@ -146,12 +149,12 @@ bool WarpProgram::next(Op& op) {
         break;
       }
       case StmtKind::If: {
-        const bool c = eval(*s.value, env_) != 0;
+        const bool c = eval_in(*s.value, env_) != 0;
         const std::vector<Stmt>& body = c ? s.body : s.else_body;
         if (!body.empty()) stack_.push_back({&body, 0, nullptr, 0, 1});
         break;
       }
-      case StmtKind::Let: env_[s.slot] = eval(*s.value, env_); break;
+      case StmtKind::Let: env_[s.slot] = eval_in(*s.value, env_); break;
       case StmtKind::SetState: set_state(s); break;
       case StmtKind::Pipe: expand_pipe(s); break;
       case StmtKind::Op: expand(s); break;
@@ -162,7 +165,7 @@ bool WarpProgram::next(Op& op) {
 }
 
 int64_t WarpProgram::value(const std::optional<Expr>& e, int64_t fallback) const {
-  return e ? eval(*e, env_) : fallback;
+  return e ? eval_in(*e, env_) : fallback;
 }
 
 Op WarpProgram::make(OpKind kind, const Stmt& s) const {
@@ -174,13 +177,13 @@ Op WarpProgram::make(OpKind kind, const Stmt& s) const {
 
 BarRef WarpProgram::bar_of(const BarOperand& b, const Stmt& s) const {
   const BarrierArray& arr = kernel_->barriers.at(b.array);
-  const int64_t idx = eval(b.index, env_);
+  const int64_t idx = eval_in(b.index, env_);
   if (idx < 0 || idx >= arr.size)
     throw ScenarioError(b.index.loc, "index " + std::to_string(idx) + " is outside " + arr.name + "[" +
                                          std::to_string(arr.size) + "]");
   BarRef r{b.array, static_cast<uint32_t>(idx), BarRef::kOwnCta};
   if (b.rank) {
-    const int64_t rank = eval(*b.rank, env_);
+    const int64_t rank = eval_in(*b.rank, env_);
     if (rank < 0 || rank >= kernel_->launch.cluster)
       throw ScenarioError(b.rank->loc, "cta = " + std::to_string(rank) + " is not a rank of a cluster of " +
                                            std::to_string(kernel_->launch.cluster));
@@ -197,7 +200,7 @@ void WarpProgram::expand(const Stmt& s) {
     case OpKind::Compute: op.a = value(s.ns, 0); break;
     case OpKind::Wait:
       if (s.phase) {
-        const int64_t k = eval(*s.phase, env_);
+        const int64_t k = eval_in(*s.phase, env_);
         op.a = k & 1;
         op.b = k + 1;  // "phase k has completed" = k+1 completions
         op.flags |= kFlagPhaseTracked;
@@ -367,7 +370,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
         break;
       }
       if (p.kind == PipelineKind::UmmaAsync) {
-        push_commit(s, p.full, pw.acquired, p.multicast ? eval(*p.multicast, env_) : pair_mask());
+        push_commit(s, p.full, pw.acquired, p.multicast ? eval_in(*p.multicast, env_) : pair_mask());
         break;
       }
       const int64_t n = arrivals_per_warp(p.producers, warp_in_role);
@@ -423,13 +426,16 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       break;
     }
     case PipeCall::ConsumerRelease: {
-      if (pw.unreleased.empty())
+      if (pw.head == pw.unreleased.size())
         throw ScenarioError(kernel_->sites[s.site].loc, p.name + ".consumer_release without a matching " + p.name + ".consumer_wait in this warp");
-      const int64_t j = pw.unreleased.front();
-      pw.unreleased.pop_front();
+      const int64_t j = pw.unreleased[pw.head++];
+      if (pw.head == pw.unreleased.size()) {
+        pw.unreleased.clear();
+        pw.head = 0;
+      }
       if (p.kind == PipelineKind::TmaUmma || p.kind == PipelineKind::AsyncUmma) {
         // The MMA warp releases with tcgen05.commit, multicast to the CTAs whose loads feed it.
-        push_commit(s, p.empty, j, p.multicast ? eval(*p.multicast, env_) : pair_mask());
+        push_commit(s, p.empty, j, p.multicast ? eval_in(*p.multicast, env_) : pair_mask());
         break;
       }
       const int64_t n = arrivals_per_warp(p.consumers, warp_in_role);
@@ -444,7 +450,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
         break;
       }
       if (n == 0) break;
-      const int64_t mask = p.multicast ? eval(*p.multicast, env_) : 0;
+      const int64_t mask = p.multicast ? eval_in(*p.multicast, env_) : 0;
       if (mask == 0) {
         Op a = make(OpKind::Arrive, s);
         a.bar = {p.empty, static_cast<uint32_t>(j), BarRef::kOwnCta};

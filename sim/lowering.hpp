@@ -5,8 +5,9 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "sim/op.hpp"
 #include "sim/program.hpp"
@@ -56,7 +57,9 @@ class WarpProgram {
   struct PipeWarp {
     SideState producer, consumer;
     int64_t acquired = -1;              // stage of the last producer_acquire
-    std::deque<int64_t> unreleased;     // stages waited on and not yet released (FIFO)
+    // Stages waited on and not yet released, oldest at `head` (a FIFO kept inline).
+    boost::container::small_vector<int64_t, 8> unreleased;
+    size_t head = 0;
   };
 
   void expand(const Stmt& s);   // pushes ops for one statement onto queue_
@@ -80,10 +83,12 @@ class WarpProgram {
   const Kernel* kernel_;
   int role_ = -1;
   CtaCoord coord_;
-  std::vector<int64_t> env_;
-  std::vector<Frame> stack_;
-  std::vector<PipeWarp> pipes_;
-  std::vector<Op> queue_;  // ops of the current statement, consumed from qhead_
+  // Inline storage: thousands of warps step in turn, so their state stays out of separate
+  // heap blocks.
+  boost::container::small_vector<int64_t, 24> env_;
+  boost::container::small_vector<Frame, 6> stack_;
+  boost::container::small_vector<PipeWarp, 4> pipes_;
+  boost::container::small_vector<Op, 8> queue_;  // ops of the current statement, consumed from qhead_
   size_t qhead_ = 0;
 };
 

@@ -202,6 +202,26 @@ struct Expectation {
   SourceLoc loc;
 };
 
+// Budget declarations (docs/scenario-language.md, "Budgets"): the `config` line's settings, kept as
+// text for model::set_config_field (keys spelled as its flags: "lora-rank"), and the `estimate`
+// lines' hand-written byte counts. verify/scenario_budget.hpp checks them against the model.
+struct BudgetDecls {
+  struct Setting {
+    std::string key, value;
+    SourceLoc loc;  // the key
+  };
+  struct Estimate {
+    std::string operand;  // A B SFA SFB C LA LU VEC AB LORA
+    int64_t bytes = 0;
+    SourceLoc loc;        // the operand name
+  };
+  SourceLoc config_loc;   // line 0: no `config` line
+  SourceLoc launch_loc;
+  std::vector<Setting> config;
+  std::vector<Estimate> estimates;
+  bool has_config() const { return config_loc.line != 0; }
+};
+
 struct Kernel {
   std::string name;
   std::string file;                // path as given on the command line
@@ -215,6 +235,7 @@ struct Kernel {
   uint32_t num_slots = kNumBuiltinSlots;
   std::optional<Expectation> expect;
   std::vector<std::pair<std::string, int64_t>> params;  // final values, -D applied
+  BudgetDecls budget;
 };
 
 }  // namespace pipesim::sim

@@ -90,7 +90,8 @@ std::ostream& operator<<(std::ostream& os, const RuleCase& c) { return os << c.s
 const std::vector<RuleCase>& cases() {
   using V = sim::Verdict;
   static const std::vector<RuleCase> v = {
-      {"pending_underflow", "pending_underflow", "ab.producer_acquire", 0, 0, V::Error},
+      {"pending_underflow", "pending_underflow", "arrive full", 0, 1, V::Error},
+      {"lost_arrival", "lost_arrival", "arrive_expect_tx full bytes = 4096", 0, 0, V::Hang},
       {"pending_underflow", "pending_underflow_raw", "arrive bar count = 3", 0, 0, V::Error},
       {"tx_range", "tx_range", "expect_tx bar bytes = 600_000", 0, 0, V::Error},
       {"count_range", "count_range", "init bar count = warp", 0, 0, V::Error},
@@ -104,7 +105,7 @@ const std::vector<RuleCase>& cases() {
       {"stale_wait", "stale_wait_raw", "wait bar phase = 0", 0, 0, V::Error},
       {"early_completion", "early_completion", "tma bar bytes = 4096", 0, 0, V::Error},
       {"exit_inflight", "exit_inflight", "tma bar bytes = 4096", 0, 0, V::Error},
-      {"exit_inflight", "exit_inflight_store", "wait_group 1 read", 0, 0, V::Error},
+      {"exit_inflight", "exit_inflight_store", "store bytes = 32768", 0, 0, V::Error},
       {"exited_target", "exited_target", "arrive sig cta = 0", 1, 0, V::Error},
       {"named_count_mismatch", "named_count_mismatch", "bar_sync 1 threads = 96", 0, 1, V::Error},
       {"named_overrun", "named_overrun", "bar_arrive 1 threads = 64", 0, 0, V::Error},
@@ -119,9 +120,14 @@ const std::vector<RuleCase>& cases() {
       {"tmem_leak", "tmem_leak", "compute 100 ns", 0, 0, V::Error},
       {"tmem_alloc_unsynced", "tmem_alloc_unsynced", "tmem_alloc cols = 256", 0, 0, V::Error},
       {"smem_war", "smem_war", "out.producer_acquire", 0, 0, V::Error},
+      // Budgets (verify/scenario_budget.hpp): about the kernel as a whole, no CTA or warp.
+      {"smem_over_capacity", "smem_over_capacity", "launch ctas = 2", -1, -1, V::Error},
       // Warnings: the broken form keeps the verdict it really has.
       {"tx_overshoot", "tx_overshoot", "tma bar bytes = 8192", 0, 0, V::Hang},
       {"dangling_expect_tx", "dangling_expect_tx", "ab.producer_tail", 0, -1, V::Ok},
+      {"empty_commit", "empty_commit", "commit done multicast = 0b11", 0, 0, V::Hang},
+      {"budget_mismatch", "budget_mismatch", "estimate B =", -1, -1, V::Ok},
+      {"stages_lost", "stages_lost", "pipeline ab :", -1, -1, V::Ok},
   };
   return v;
 }

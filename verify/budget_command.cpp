@@ -1,10 +1,17 @@
 #include "verify/budget_command.hpp"
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "verify/device_query.hpp"
+#include "verify/parser.hpp"
+#include "verify/scenario_budget.hpp"
 
 namespace pipesim::verify {
 namespace {
@@ -48,8 +55,119 @@ struct State {
   std::vector<std::string> values = std::vector<std::string>(std::size(kKeys));
   std::vector<std::string> hand;
   std::string file;
+  std::vector<std::string> defines;
   bool json = false;
+  bool device = false;
 };
+
+void print_errors(const State& st, const std::vector<std::string>& errors) {
+  if (st.json) {
+    nlohmann::json j{{"ok", false}, {"exit_code", 2}, {"errors", errors}};
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    for (const std::string& e : errors) std::fprintf(stderr, "pipesim budget: error: %s\n", e.c_str());
+  }
+}
+
+// --device: the GPU's limits, printed next to the table's; nullopt (and a message) when there is none.
+std::optional<model::Capacity> device_capacity(const State& st, const std::string& arch_name) {
+  const model::Arch* arch = model::find_arch(arch_name);
+  if (!arch) return std::nullopt;
+  const DeviceLimits d = query_device_limits(arch->cap);
+  if (!d.ok) {
+    print_errors(st, {"--device: " + d.error});
+    return std::nullopt;
+  }
+  if (!st.json)
+    std::printf("device: %s (sm_%d%d): %lld B shared memory per block (opt-in), %lld per SM, %lld registers per SM, "
+                "%d SMs; %s table: %lld, %lld, %lld, %d\n",
+                d.name.c_str(), d.major, d.minor, static_cast<long long>(d.cap.smem_per_block),
+                static_cast<long long>(d.cap.smem_per_sm), static_cast<long long>(d.cap.regs_per_sm), d.cap.sms,
+                arch_name.c_str(), static_cast<long long>(arch->cap.smem_per_block),
+                static_cast<long long>(arch->cap.smem_per_sm), static_cast<long long>(arch->cap.regs_per_sm),
+                arch->cap.sms);
+  return d.cap;
+}
+
+nlohmann::json device_json(const model::Capacity& dev, const std::string& arch_name) {
+  const model::Arch* arch = model::find_arch(arch_name);
+  auto cap_json = [](const model::Capacity& c) {
+    return nlohmann::json{{"smem_per_block", c.smem_per_block}, {"smem_per_sm", c.smem_per_sm},
+                          {"regs_per_sm", c.regs_per_sm},       {"sms", c.sms},
+                          {"threads_per_sm", c.threads_per_sm}, {"blocks_per_sm", c.blocks_per_sm}};
+  };
+  return {{"device", cap_json(dev)}, {"table", arch ? cap_json(arch->cap) : nlohmann::json(nullptr)}};
+}
+
+bool parse_define(const std::string& d, Define& out) {
+  const size_t eq = d.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  out.name = d.substr(0, eq);
+  try {
+    size_t used = 0;
+    out.value = std::stoll(d.substr(eq + 1), &used, 0);
+    return used == d.size() - eq - 1;
+  } catch (...) {
+    return false;
+  }
+}
+
+// `pipesim budget FILE`: the scenario's config through the model, and the scenario against it.
+int run_file(const State& st) {
+  std::vector<Define> defines;
+  for (const std::string& d : st.defines) {
+    Define def;
+    if (!parse_define(d, def)) {
+      print_errors(st, {"-D " + d + ": expected NAME=INTEGER"});
+      return 2;
+    }
+    defines.push_back(def);
+  }
+  std::ifstream in(st.file, std::ios::binary);
+  if (!in) {
+    print_errors(st, {st.file + ": cannot read the file"});
+    return 2;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  sim::Kernel k;
+  try {
+    k = parse_scenario(st.file, text.str(), defines);
+  } catch (const ParseError& e) {
+    if (st.json) print_errors(st, {e.what()});
+    else std::fputs(e.what(), stderr);
+    return 2;
+  }
+  if (!k.budget.has_config()) {
+    print_errors(st, {st.file + ": the scenario has no 'config' line, so there is no configuration to budget "
+                      "(docs/scenario-language.md, \"Budgets\")"});
+    return 2;
+  }
+  std::optional<model::Capacity> dev;
+  if (st.device) {
+    dev = device_capacity(st, std::string(k.arch->name));
+    if (!dev) return 2;
+  }
+  const ScenarioBudget b = check_scenario_budget(k, dev ? &*dev : nullptr);
+  if (b.bad_input) {
+    if (st.json) print_errors(st, {b.diagnostic});
+    else std::fputs(b.diagnostic.c_str(), stderr);
+    return 2;
+  }
+  const int code = b.exit_code();
+  if (st.json) {
+    nlohmann::json j = budget_to_json(b.report);
+    j["scenario"] = scenario_budget_to_json(k, b);
+    j["exit_code"] = code;
+    j["ok"] = code == 0;
+    if (dev) j["device"] = device_json(*dev, std::string(k.arch->name));
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::fputs(model::format_report(b.report).c_str(), stdout);
+    std::fputs(format_scenario_budget(k, b).c_str(), stdout);
+  }
+  return code;
+}
 
 std::string severity_name(model::Severity s) {
   switch (s) {
@@ -63,6 +181,18 @@ std::string severity_name(model::Severity s) {
 int run(const State& st, CLI::App* cmd) {
   model::GemmConfig cfg;
   std::vector<std::string> errors;
+  if (!st.file.empty()) {
+    for (size_t i = 0; i < std::size(kKeys); ++i)
+      if (cmd->count(std::string("--") + kKeys[i]) > 0)
+        errors.push_back(std::string("--") + kKeys[i] + " with a scenario FILE: the scenario's 'config' line is the configuration");
+    if (!st.hand.empty()) errors.push_back("--hand with a scenario FILE: write 'estimate' lines in the scenario");
+    if (!errors.empty()) {
+      print_errors(st, errors);
+      return 2;
+    }
+    return run_file(st);
+  }
+  if (!st.defines.empty()) errors.push_back("-D applies to a scenario FILE only");
   for (size_t i = 0; i < std::size(kKeys); ++i) {
     if (cmd->count(std::string("--") + kKeys[i]) == 0) continue;
     std::string e = model::set_config_field(cfg, kKeys[i], st.values[i]);
@@ -72,22 +202,23 @@ int run(const State& st, CLI::App* cmd) {
     std::string e = model::set_config_field(cfg, "hand", h);
     if (!e.empty()) errors.push_back(std::move(e));
   }
-  if (!st.file.empty())
-    errors.push_back("budget FILE: scenario budgets are not wired yet; use the flags (docs/budget.md)");
   if (!errors.empty()) {
-    if (st.json) {
-      nlohmann::json j{{"ok", false}, {"exit_code", 2}, {"errors", errors}};
-      std::printf("%s\n", j.dump(2).c_str());
-    } else {
-      for (const std::string& e : errors) std::fprintf(stderr, "pipesim budget: error: %s\n", e.c_str());
-    }
+    print_errors(st, errors);
     return 2;
   }
-  const model::BudgetReport r = model::check_budget(cfg);
-  if (st.json)
-    std::printf("%s\n", budget_to_json(r).dump(2).c_str());
-  else
+  std::optional<model::Capacity> dev;
+  if (st.device) {
+    dev = device_capacity(st, cfg.arch);
+    if (!dev) return 2;
+  }
+  const model::BudgetReport r = model::check_budget(cfg, dev ? &*dev : nullptr);
+  if (st.json) {
+    nlohmann::json j = budget_to_json(r);
+    if (dev) j["device"] = device_json(*dev, cfg.arch);
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
     std::fputs(model::format_report(r).c_str(), stdout);
+  }
   return r.exit_code();
 }
 
@@ -196,7 +327,10 @@ CLI::App* add_budget_command(CLI::App& app, std::function<int()>& action) {
                   "hand-written bytes per CTA and stage, NAME=BYTES[,...]; names A B SFA SFB C LA LU VEC AB LORA")
       ->take_all();
   cmd->add_flag("--json", st->json, "print the report as JSON");
-  cmd->add_option("file", st->file, "scenario file (not wired yet)");
+  cmd->add_option("file", st->file, "scenario file with a 'config' line (instead of the flags)");
+  cmd->add_option("-D", st->defines, "NAME=INT: override a scenario parameter (with FILE)");
+  cmd->add_flag("--device", st->device,
+                "check against the limits of the GPU present (cudaGetDeviceProperties) instead of the arch table");
   cmd->callback([st, cmd, &action]() { action = [st, cmd]() { return run(*st, cmd); }; });
   return cmd;
 }

@@ -1,10 +1,12 @@
 #include "verify/check.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 
 #include "verify/report.hpp"
+#include "verify/scenario_budget.hpp"
 
 namespace pipesim::verify {
 
@@ -19,8 +21,19 @@ CheckResult check_text(const std::string& path, const std::string& text, const C
     r.diagnostic = e.what();
     return r;
   }
+  // Budgets (verify/scenario_budget.hpp): over capacity, the kernel never launches; warnings join the run's.
+  ScenarioBudget budget = check_scenario_budget(r.kernel);
+  if (budget.bad_input) {
+    r.bad_input = true;
+    r.diagnostic = budget.diagnostic;
+    return r;
+  }
+  const bool launch_fails = std::any_of(budget.findings.begin(), budget.findings.end(),
+                                        [](const sim::Finding& f) { return f.fatal; });
   try {
-    r.result = sim::run(r.kernel, options.run);
+    if (launch_fails) r.result.verdict = sim::Verdict::Error;
+    else r.result = sim::run(r.kernel, options.run);
+    r.result.findings.insert(r.result.findings.end(), budget.findings.begin(), budget.findings.end());
   } catch (const sim::ScenarioError& e) {
     r.bad_input = true;
     r.diagnostic = render_diagnostic(path, r.kernel.lines, e.loc, "error", e.what());

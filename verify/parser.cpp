@@ -10,10 +10,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <limits>
 #include <unordered_map>
 
 #include "model/arch.hpp"
+#include "model/budget.hpp"
 #include "verify/lexer.hpp"
 
 namespace pipesim::verify {
@@ -134,8 +136,28 @@ std::string kind_text(sim::PipelineKind k) {
   return "?";
 }
 
-constexpr std::string_view kDeclarations[] = {"kernel", "let",  "launch", "barrier",
-                                              "pipeline", "role", "expect"};
+constexpr std::string_view kDeclarations[] = {"kernel", "let",  "launch", "barrier",  "pipeline",
+                                              "role",   "expect", "config", "estimate"};
+
+// `config` keys (model::set_config_field's, '_' written for '-') and how their values are read.
+enum class CfgValue : uint8_t { Int, IntOrAuto, Word, Dims, List };
+struct CfgKey {
+  std::string_view key;
+  CfgValue value;
+};
+constexpr CfgKey kConfigKeys[] = {
+    {"tile", CfgValue::Dims},          {"ab", CfgValue::Word},
+    {"a", CfgValue::Word},             {"b", CfgValue::Word},
+    {"c", CfgValue::Word},             {"sf", CfgValue::Word},
+    {"sf-vec", CfgValue::Int},         {"lora-rank", CfgValue::Int},
+    {"lora-stages", CfgValue::Int},    {"lora-dtype", CfgValue::Word},
+    {"epilogue", CfgValue::Word},      {"epilogue-stages", CfgValue::IntOrAuto},
+    {"epilogue-vectors", CfgValue::Int}, {"ab-stages", CfgValue::IntOrAuto},
+    {"acc-stages", CfgValue::IntOrAuto}, {"occupancy", CfgValue::Int},
+    {"solver", CfgValue::Word},        {"regs", CfgValue::Int},
+    {"setmaxnreg", CfgValue::List},    {"tmem-alloc", CfgValue::Word},
+};
+constexpr std::string_view kEstimateOperands[] = {"A", "B", "SFA", "SFB", "C", "LA", "LU", "VEC", "AB", "LORA"};
 
 // An expression being built: postfix code (a single Const when folded) and its source span.
 struct Val {
@@ -664,14 +686,19 @@ class Parser {
   void top_level() {
     for (size_t p = next_significant(0); p < src_.size(); p = next_significant(pos_)) {
       const uint32_t ind = indent_of(p);
+      if (ind == 0 && is_config_line(src_[p].text)) {  // raw text: values like 256x128x256
+        pos_ = p + 1;
+        parse_config(p);
+        continue;
+      }
       std::vector<Token> toks = lex(p);
       pos_ = p + 1;
       if (ind != 0) fail(toks[0], "unexpected indentation");
       Cur c{&toks, 0};
       const Token& h = c.peek();
       if (h.kind != Tok::Ident)
-        fail(h, fmt::format("expected a declaration (kernel, let, launch, barrier, pipeline, role or "
-                            "expect), found {}", describe(h)));
+        fail(h, fmt::format("expected a declaration (kernel, let, launch, barrier, pipeline, config, "
+                            "estimate, role or expect), found {}", describe(h)));
       const std::string_view w = h.text;
       if (expect_ && w != "expect")
         fail(h, "'expect' must be the last line of the scenario",
@@ -684,6 +711,9 @@ class Parser {
         parse_kernel(c);
       } else if (w == "expect") {
         parse_expect(c);
+      } else if (w == "estimate") {
+        if (!k_.arch) fail(h, "expected 'kernel NAME on ARCH' before 'estimate'");
+        parse_estimate(c);
       } else if (w == "launch" || w == "barrier" || w == "pipeline" || w == "role") {
         if (!k_.arch) fail(h, fmt::format("expected 'kernel NAME on ARCH' before '{}'", w));
         if (w == "barrier") parse_barrier(c);
@@ -694,7 +724,7 @@ class Parser {
       } else {
         fail(h, fmt::format("unknown declaration '{}'{}", w,
                             suggest(w, {std::begin(kDeclarations), std::end(kDeclarations)})),
-             "expected kernel, let, launch, barrier, pipeline, role or expect");
+             "expected kernel, let, launch, barrier, pipeline, config, estimate, role or expect");
       }
     }
   }
@@ -705,6 +735,11 @@ class Parser {
     if (!k_.arch) fail(file_start(), 1, "missing 'kernel NAME on ARCH' line");
     if (!have_launch_) fail(file_start(), 1, "missing 'launch' declaration");
     if (k_.roles.empty()) fail(file_start(), 1, "no roles: a scenario needs at least one 'role'");
+    if (!k_.budget.estimates.empty() && !k_.budget.has_config()) {
+      const sim::BudgetDecls::Estimate& e = k_.budget.estimates.front();
+      fail(e.loc, u32(e.operand.size()), "'estimate' needs a 'config' line: the footprints it is compared with "
+           "are derived from the configuration");
+    }
     for (size_t i = 0; i < defines_.size(); ++i) {
       if (define_used_[i]) continue;
       std::vector<std::string_view> names;
@@ -834,6 +869,7 @@ class Parser {
     k_.launch = l;
     have_launch_ = true;
     launch_loc_ = h.loc;
+    k_.budget.launch_loc = h.loc;
   }
 
   // CTAs per SM from shared memory, threads and registers (the occupancy calculation); an
@@ -903,6 +939,188 @@ class Parser {
     add_barrier_bytes(b.size, n);
     arrays_.emplace(b.name, u32(k_.barriers.size()));
     k_.barriers.push_back(std::move(b));
+  }
+
+  // ------------------------------------------------------------ budgets
+  static bool is_config_line(std::string_view line) {
+    return line.starts_with("config") && (line.size() == 6 || line[6] == ' ' || line[6] == '\t' || line[6] == '#');
+  }
+
+  // One value of a `config` setting, [b, e) of line p, as the text set_config_field takes.
+  // Integers may be constant expressions (parameters included): they are folded here.
+  int64_t config_expr(size_t p, size_t b, size_t e) {
+    const std::string_view line = src_[p].text;
+    std::string masked(line.size(), ' ');  // same columns, only the value left
+    for (size_t i = b; i < e; ++i) masked[i] = line[i];
+    std::vector<Token> toks;
+    try {
+      toks = lex_line(masked, u32(p + 1));
+    } catch (const LexError& err) {
+      fail(err.loc, err.len, err.message);
+    }
+    Cur c{&toks, 0};
+    if (c.at(Tok::End)) fail(SourceLoc{u32(p + 1), u32(b + 1)}, 1, "expected a value");
+    Val v = parse_expr(c, Ctx::Const);
+    expect_end(c);
+    return v.c();
+  }
+
+  static std::pair<size_t, size_t> trimmed(std::string_view line, size_t b, size_t e) {
+    while (b < e && (line[b] == ' ' || line[b] == '\t')) ++b;
+    while (e > b && (line[e - 1] == ' ' || line[e - 1] == '\t')) --e;
+    return {b, e};
+  }
+
+  std::string config_value(size_t p, const CfgKey& key, size_t b, size_t e) {
+    const std::string_view line = src_[p].text;
+    const std::string_view v = line.substr(b, e - b);
+    const SourceLoc at{u32(p + 1), u32(b + 1)};
+    switch (key.value) {
+      case CfgValue::IntOrAuto:
+        if (v == "auto") return "auto";
+        [[fallthrough]];
+      case CfgValue::Int:
+        return std::to_string(config_expr(p, b, e));
+      case CfgValue::Word:
+        for (char ch : v)
+          if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.'))
+            fail(at, u32(v.size()), fmt::format("{}: expected one word (a type or a choice), got '{}'", key.key, v));
+        return std::string(v);
+      case CfgValue::Dims: {
+        // 256x128x256 (literal), or expressions separated by ' x ' (spaces around the x).
+        if (v.find_first_not_of("0123456789_xX") == std::string_view::npos) return std::string(v);
+        std::string out;
+        size_t start = b;
+        for (size_t i = b; i <= e; ++i) {
+          const bool sep = i + 2 < e && line[i] == ' ' && (line[i + 1] == 'x' || line[i + 1] == 'X') && line[i + 2] == ' ';
+          if (i == e || sep) {
+            out += (out.empty() ? "" : "x") + std::to_string(config_expr(p, start, i));
+            if (sep) start = i + 3;
+            if (sep) i += 2;
+          }
+        }
+        return out;
+      }
+      case CfgValue::List: {  // [a, b, ...] or one value or none
+        if (v == "none") return "none";
+        if (!v.starts_with("[")) return std::to_string(config_expr(p, b, e));
+        if (!v.ends_with("]")) fail(at, u32(v.size()), fmt::format("{}: expected a list [N, N, ...]", key.key));
+        std::string out;
+        size_t start = b + 1;
+        for (size_t i = b + 1; i < e; ++i)
+          if (line[i] == ',' || i == e - 1) {
+            out += (out.empty() ? "" : ",") + std::to_string(config_expr(p, start, i));
+            start = i + 1;
+          }
+        return out;
+      }
+    }
+    return std::string(v);
+  }
+
+  // config KEY = VALUE, ... (docs/scenario-language.md, "Budgets"). Read from the raw line: a
+  // tile like 256x128x256 is not a token of the language.
+  void parse_config(size_t p) {
+    const std::string_view full = src_[p].text;
+    const uint32_t ln = u32(p + 1);
+    const SourceLoc head{ln, 1};
+    if (expect_)
+      fail(head, 6, "'expect' must be the last line of the scenario", fmt::format("'expect' is at {}", at_line(k_.expect->loc)));
+    if (!k_.roles.empty()) fail(head, 6, "declarations must come before the first role");
+    if (!k_.arch) fail(head, 6, "expected 'kernel NAME on ARCH' before 'config'");
+    if (k_.budget.has_config())
+      fail(head, 6, "duplicate 'config' line", fmt::format("first at {}", at_line(k_.budget.config_loc)));
+    const std::string_view line = full.substr(0, std::min(full.find('#'), full.size()));
+    // Items at commas outside brackets.
+    std::vector<std::pair<size_t, size_t>> items;
+    {
+      int depth = 0;
+      size_t start = 6;
+      for (size_t i = 6; i <= line.size(); ++i) {
+        if (i == line.size() || (line[i] == ',' && depth == 0)) {
+          items.emplace_back(start, i);
+          start = i + 1;
+        } else if (line[i] == '[' || line[i] == '(') {
+          ++depth;
+        } else if (line[i] == ']' || line[i] == ')') {
+          --depth;
+        }
+      }
+    }
+    if (items.size() == 1 && trimmed(line, items[0].first, items[0].second).first == items[0].second)
+      items.clear();  // `config` alone: every default
+    std::vector<std::string_view> keys;
+    for (const CfgKey& k : kConfigKeys) keys.push_back(k.key);
+    model::GemmConfig scratch;
+    for (auto [b0, e0] : items) {
+      auto [b, e] = trimmed(line, b0, e0);
+      const SourceLoc at{ln, u32(b + 1)};
+      if (b == e) fail(SourceLoc{ln, u32(b0 + 1)}, 1, "empty setting in 'config'");
+      const size_t eq = line.find('=', b);
+      if (eq == std::string_view::npos || eq >= e)
+        fail(at, u32(e - b), fmt::format("expected KEY = VALUE in 'config', found '{}'", line.substr(b, e - b)));
+      auto [kb, ke] = trimmed(line, b, eq);
+      const std::string_view raw_key = line.substr(kb, ke - kb);
+      const SourceLoc key_at{ln, u32(kb + 1)};
+      const uint32_t key_len = std::max<uint32_t>(1, u32(raw_key.size()));
+      if (raw_key.empty()) fail(at, 1, "missing key before '=' in 'config'");
+      std::string key(raw_key);
+      std::replace(key.begin(), key.end(), '_', '-');
+      if (key == "arch" || key == "cluster" || key == "cta-group" || key == "threads")
+        fail(key_at, key_len, fmt::format("'{}' is not set in 'config': it comes from the scenario's {}", raw_key,
+                                          key == "arch" ? "'kernel NAME on ARCH' line" : "'launch'"));
+      if (key == "hand")
+        fail(key_at, key_len, "hand-written byte counts go on an 'estimate' line: estimate LU = 32768, ...");
+      const CfgKey* spec = nullptr;
+      for (const CfgKey& k : kConfigKeys)
+        if (k.key == key) spec = &k;
+      if (!spec) {
+        std::vector<std::string_view> under;
+        std::vector<std::string> store;
+        for (const CfgKey& k : kConfigKeys) {
+          std::string u(k.key);
+          std::replace(u.begin(), u.end(), '-', '_');
+          store.push_back(u);
+        }
+        for (const std::string& u : store) under.push_back(u);
+        fail(key_at, key_len, fmt::format("unknown config key '{}'{}", raw_key, suggest(raw_key, under)),
+             fmt::format("keys: {}", join(under)));
+      }
+      for (const sim::BudgetDecls::Setting& s : k_.budget.config)
+        if (s.key == key) fail(key_at, key_len, fmt::format("repeated config key '{}'", raw_key),
+                               fmt::format("first given at column {}", s.loc.col));
+      auto [vb, ve] = trimmed(line, eq + 1, e);
+      if (vb == ve) fail(SourceLoc{ln, u32(eq + 1)}, 1, fmt::format("missing value after '{} ='", raw_key));
+      const std::string value = config_value(p, *spec, vb, ve);
+      if (std::string err = model::set_config_field(scratch, key, value); !err.empty())
+        fail(SourceLoc{ln, u32(vb + 1)}, u32(ve - vb), "config: " + err);
+      k_.budget.config.push_back({key, value, key_at});
+    }
+    k_.budget.config_loc = head;
+  }
+
+  // estimate NAME = BYTES, ...: hand-written per-CTA, per-stage byte counts.
+  void parse_estimate(Cur& c) {
+    c.next();
+    const std::vector<std::string_view> names(std::begin(kEstimateOperands), std::end(kEstimateOperands));
+    for (;;) {
+      const Token& n = expect_ident(c, "an operand name (A, B, SFA, SFB, C, LA, LU, VEC, AB, LORA)");
+      std::string name(n.text);
+      for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        fail(n, fmt::format("unknown operand '{}' for 'estimate'{}", n.text, suggest(name, names)),
+             fmt::format("operands: {}", join(names)));
+      for (const sim::BudgetDecls::Estimate& e : k_.budget.estimates)
+        if (e.operand == name)
+          fail(n, fmt::format("repeated estimate for '{}'", name), fmt::format("first at {}", at_line(e.loc)));
+      expect(c, Tok::Assign, fmt::format("'=' after '{}'", n.text));
+      Val v = parse_expr(c, Ctx::Const);
+      if (v.c() < 0) fail(v, fmt::format("a byte count must not be negative, got {}", v.c()));
+      k_.budget.estimates.push_back({name, v.c(), n.loc});
+      if (!c.at(Tok::Comma)) break;
+      c.next();
+    }
+    expect_end(c);
   }
 
   // Which pipeline options a kind takes (docs/scenario-language.md, "Pipelines").
