@@ -1009,6 +1009,10 @@ class Engine {
 
   void finish() {
     res_.end_ns = now_;
+    if (o_.record_trace)  // waits that never return still get their span, up to the end
+      for (const WarpRt& w : warps_)
+        if (w.status == WarpStatus::Blocked && w.block != Block::None)
+          res_.spans.push_back(TraceSpan{w.cta, w.warp, w.block_since, now_, w.cur.site, wait_label(w) + " (never returns)", true});
     res_.sms_used = sms_used_;
     res_.dram_busy_ns = dram_busy_;
     for (const SmRt& sm : sms_) res_.tensor_busy_ns += sm.tc_busy;

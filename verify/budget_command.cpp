@@ -86,6 +86,11 @@ std::optional<model::Capacity> device_capacity(const State& st, const std::strin
                 arch_name.c_str(), static_cast<long long>(arch->cap.smem_per_block),
                 static_cast<long long>(arch->cap.smem_per_sm), static_cast<long long>(arch->cap.regs_per_sm),
                 arch->cap.sms);
+  const std::string present = "sm_" + std::to_string(d.major) + std::to_string(d.minor);
+  if (!st.json && arch_name.rfind(present, 0) != 0)
+    std::printf("note: the GPU present is %s, the configuration targets %s: the device's limits are applied as "
+                "they are; the rest of the %s table stays\n",
+                present.c_str(), arch_name.c_str(), arch_name.c_str());
   return d.cap;
 }
 

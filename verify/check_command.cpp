@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "verify/check.hpp"
+#include "verify/inputs.hpp"
 #include "verify/json_report.hpp"
 #include "verify/report.hpp"
 #include "verify/trace.hpp"
@@ -28,27 +29,6 @@ struct Options {
   std::vector<std::string> assume;
 };
 
-// Files named on the command line, and every *.scn below named directories, sorted.
-std::vector<std::string> expand_inputs(const std::vector<std::string>& in, std::string& error) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> out;
-  for (const std::string& p : in) {
-    std::error_code ec;
-    if (fs::is_directory(p, ec)) {
-      std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-        if (it->is_regular_file() && it->path().extension() == ".scn") found.push_back(it->path().string());
-      std::sort(found.begin(), found.end());
-      if (found.empty()) error += fmt::format("{}: error: no .scn scenario files in this directory\n", p);
-      out.insert(out.end(), found.begin(), found.end());
-    } else if (fs::exists(p, ec)) {
-      out.push_back(p);
-    } else {
-      error += fmt::format("{}: error: no such file or directory\n", p);
-    }
-  }
-  return out;
-}
 
 bool parse_define(const std::string& d, Define& out) {
   const size_t eq = d.find('=');
@@ -66,7 +46,7 @@ bool parse_define(const std::string& d, Define& out) {
 
 int run_check(const Options& o) {
   std::string error;
-  const std::vector<std::string> files = expand_inputs(o.inputs, error);
+  const std::vector<std::string> files = scenario_files(o.inputs, error);
   if (!error.empty()) {
     std::cerr << error;
     return 2;

@@ -1,5 +1,7 @@
 #include "verify/crosscheck_command.hpp"
 
+#include "verify/inputs.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -366,25 +368,6 @@ struct Options {
   bool verbose = false;
 };
 
-std::vector<std::string> expand(const std::vector<std::string>& in, std::string& error) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> out;
-  for (const std::string& p : in) {
-    std::error_code ec;
-    if (fs::is_directory(p, ec)) {
-      std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-        if (it->is_regular_file() && it->path().extension() == ".scn") found.push_back(it->path().string());
-      std::sort(found.begin(), found.end());
-      out.insert(out.end(), found.begin(), found.end());
-    } else if (fs::exists(p, ec)) {
-      out.push_back(p);
-    } else {
-      error += fmt::format("{}: error: no such file or directory\n", p);
-    }
-  }
-  return out;
-}
 
 int run_crosscheck(const Options& o) {
 #ifndef PIPESIM_HAVE_CUDA
@@ -394,7 +377,7 @@ int run_crosscheck(const Options& o) {
   return 2;
 #else
   std::string error;
-  const std::vector<std::string> files = expand(o.inputs, error);
+  const std::vector<std::string> files = scenario_files(o.inputs, error);
   if (!error.empty() || files.empty()) {
     std::cerr << (error.empty() ? std::string("pipesim crosscheck: no .scn scenario files given\n") : error);
     return 2;

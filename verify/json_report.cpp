@@ -1,5 +1,7 @@
 #include "verify/json_report.hpp"
 
+#include "verify/report.hpp"
+
 #include <string>
 #include <vector>
 
@@ -10,14 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string_view verdict_word(sim::Verdict v) {
-  switch (v) {
-    case sim::Verdict::Ok: return "ok";
-    case sim::Verdict::Hang: return "hang";
-    case sim::Verdict::Error: return "error";
-  }
-  return "?";
-}
 
 std::string_view status_word(sim::WarpStatus s) {
   switch (s) {
@@ -178,7 +172,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
   j["bad_input"] = c.bad_input;
   j["diagnostic"] = c.bad_input ? json(c.diagnostic) : json(nullptr);
   if (k.expect) {
-    j["expect"] = json{{"verdict", verdict_word(k.expect->verdict)},
+    j["expect"] = json{{"verdict", verdict_name(k.expect->verdict)},
                        {"kind", k.expect->error_kind.empty() ? json(nullptr) : json(k.expect->error_kind)},
                        {"line", k.expect->loc.line}};
   } else {
@@ -207,7 +201,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
     return j;
   }
 
-  j["verdict"] = verdict_word(r.verdict);
+  j["verdict"] = verdict_name(r.verdict);
   j["error_kind"] = nullptr;
   if (r.verdict == sim::Verdict::Error) {
     for (const auto& f : r.findings)

@@ -1,5 +1,7 @@
 #include "verify/trace.hpp"
 
+#include "verify/report.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -36,14 +38,6 @@ void put_us(std::string& out, int64_t ns) {
   fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
 }
 
-std::string_view verdict_word(sim::Verdict v) {
-  switch (v) {
-    case sim::Verdict::Ok: return "ok";
-    case sim::Verdict::Hang: return "hang";
-    case sim::Verdict::Error: return "error";
-  }
-  return "?";
-}
 
 std::string role_name(const sim::Kernel& k, const sim::RunResult& r, int cta, int warp) {
   for (const auto& role : k.roles)
@@ -357,7 +351,7 @@ int TraceWriter::add(const sim::Kernel& kernel, const sim::RunResult& result, st
   other_data_ += ':';
   other_data_ += json_quote(fmt::format("{} ({}) on {}: {}, {} ns simulated, {} events, pids {}..{}", kernel.name,
                                         kernel.file, kernel.arch ? kernel.arch->name : std::string_view("?"),
-                                        verdict_word(result.verdict), end, result.events, base,
+                                        verdict_name(result.verdict), end, result.events, base,
                                         next_pid_ - 2));
   return base;
 }

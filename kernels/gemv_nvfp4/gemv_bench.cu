@@ -326,16 +326,17 @@ void cross_check(Case& c) {
 }
 
 const std::vector<std::pair<GemvTuning, std::string>>& sweep() {
+  // GemvTuning: stage A bytes, consumer warps, max stages, CTAs per SM, units per lane, waves.
   static const std::vector<std::pair<GemvTuning, std::string>> v = {
       {{16384, 16, 0, 0, 0, 0}, "tma 16K/stage"},
-      {{32768, 16, 4, 0, 0, 0}, "tma 32K x4"},
-      {{16384, 8, 0, 2, 0, 1}, "tma 16K 8w 2/SM"},
-      {{16384, 8, 0, 2, 0, 2}, "tma 16K 8w 2/SM x2w"},
-      {{16384, 8, 0, 2, 0, 4}, "tma 16K 8w 2/SM x4w"},
-      {{16384, 8, 0, 2, 0, 8}, "tma 16K 8w 2/SM x8w"},
-      {{8192, 8, 0, 2, 0, 4}, "tma 8K 8w 2/SM x4w"},
-      {{16384, 12, 0, 2, 0, 4}, "tma 16K 12w 2/SM x4w"},
-      {{32768, 16, 0, 1, 0, 4}, "tma 32K 16w 1/SM x4w"},
+      {{16384, 16, 12, 0, 0, 0}, "tma 16K x<=12"},
+      {{8192, 16, 24, 0, 0, 0}, "tma 8K x<=24"},
+      {{32768, 16, 0, 0, 1, 0}, "tma 32K 1u"},
+      {{32768, 16, 0, 0, 4, 0}, "tma 32K 4u"},
+      {{16384, 16, 12, 0, 4, 0}, "tma 16K x<=12 4u"},
+      {{32768, 12, 0, 0, 0, 0}, "tma 32K 12w"},
+      {{32768, 8, 0, 0, 4, 0}, "tma 32K 8w 4u"},
+      {{16384, 8, 0, 2, 0, 0}, "tma 16K 8w 2/SM"},
   };
   return v;
 }

@@ -58,11 +58,12 @@ struct Params {
 };
 
 // ---- decoding --------------------------------------------------------------------------------
-// decode_word: the 8 E2M1 values of one 32-bit word (element e in nibble e) as 4 f16x2 pairs.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
 // Blackwell: the hardware conversion (cvt.rn.f16x2.e2m1x2 through cuda_fp4.h); pairs are (2t, 2t+1).
-// Values are exact, so the vector needs no correction factor.
+// Values are exact, so the vector needs no correction factor. Products in f16x2 (see unit_dot).
+#define GEMV_INT_DOT 0
 constexpr float kDecodeFix = 1.0f;
+constexpr unsigned kSlotsPerUnit = 4;  // 32 values as f16: four 16-byte slots
 __device__ __forceinline__ uint4 decode_word(uint32_t w) {
   uint4 r;
   const __half2_raw h0 = __nv_cvt_fp4x2_to_halfraw2(static_cast<__nv_fp4x2_storage_t>(w & 0xFF), __NV_E2M1);
@@ -75,39 +76,54 @@ __device__ __forceinline__ uint4 decode_word(uint32_t w) {
   r.w = uint32_t{h3.x} | (uint32_t{h3.y} << 16);
   return r;
 }
-#else
-// Hopper: bit placement. E2M1 s.e1e0.m placed as f16 bits s at 15 and e1e0m at 11..9 is exactly the
-// E2M1 value times 2^-14 (the subnormal case m * 0.5 included). Pairs are (i, i + 4), i = 0..3, so one
-// shift moves both halves. The vector is stored exact (decode times 2^14) and the f32 vector scales
-// carry the 2^14 back (kDecodeFix).
-constexpr float kDecodeFix = 16384.0f;
-__device__ __forceinline__ uint4 decode_word(uint32_t w) {
-  constexpr uint32_t kMag = 0x0E000E00u, kSign = 0x80008000u;
-  uint4 r;
-  r.x = ((w << 9) & kMag) | ((w << 12) & kSign);
-  r.y = ((w << 5) & kMag) | ((w << 8) & kSign);
-  r.z = ((w << 1) & kMag) | ((w << 4) & kSign);
-  r.w = ((w >> 3) & kMag) | (w & kSign);
-  return r;
-}
-#endif
-
 __device__ __forceinline__ __half2 as_h2(uint32_t u) {
   __half2 h;
   memcpy(&h, &u, 4);
   return h;
 }
-__device__ __forceinline__ uint32_t as_u32(__half2 h) {
-  uint32_t u;
-  memcpy(&u, &h, 4);
-  return u;
+#else
+// Hopper: integer dot products. 2 x E2M1 is a small integer (0, 1, 2, 3, 4, 6, 8, 12 and negatives),
+// so a 16-element block of a·b is (1/4) x an exact int32 sum of int8 products (|sum| <= 16·144).
+// The vector is stored as int8 (2b) in natural element order; the f32 vector scales carry the 1/4.
+// A's nibbles become int8 with prmt (byte permute) from the 8-byte magnitude table {0,1,2,3,4,6,8,12}:
+// a selector nibble's low 3 bits pick the byte, its msb (E2M1's sign) replicates that byte's sign bit
+// (0 for every table entry) instead, so prmt(table, w) gives |2a| for the positive elements and 0 for
+// the negative ones, prmt(table, w ^ 0x8888) the reverse; two dp4a chains and one subtraction per
+// block give the signed sum. 11 instructions per 8 values (2 shifts, 1 xor, 4 prmt, 4 dp4a) instead
+// of 15 for the f16 bit placement + HFMA2 (and half the vector bytes from shared memory).
+#define GEMV_INT_DOT 1
+constexpr float kDecodeFix = 0.25f;    // (2a)(2b) = 4ab
+constexpr unsigned kSlotsPerUnit = 2;  // 32 values as int8: two 16-byte slots
+constexpr uint32_t kMagLo = 0x03020100u, kMagHi = 0x0C080604u;  // 2|E2M1| for codes 0..7
+
+__device__ __forceinline__ uint32_t prmt(uint32_t lo, uint32_t hi, uint32_t sel) {
+  uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(lo), "r"(hi), "r"(sel));
+  return d;
 }
+// Adds the dot product of the 8 E2M1 values of w (element e in nibble e) with 8 int8 vector values
+// (blo: elements 0..3, bhi: 4..7): the positive elements' part to p, the negative ones' to q.
+__device__ __forceinline__ void dot8(uint32_t w, uint32_t blo, uint32_t bhi, int& p, int& q) {
+  const uint32_t wx = w ^ 0x88888888u;
+  p = __dp4a(static_cast<int>(prmt(kMagLo, kMagHi, w)), static_cast<int>(blo), p);
+  q = __dp4a(static_cast<int>(prmt(kMagLo, kMagHi, wx)), static_cast<int>(blo), q);
+  p = __dp4a(static_cast<int>(prmt(kMagLo, kMagHi, w >> 16)), static_cast<int>(bhi), p);
+  q = __dp4a(static_cast<int>(prmt(kMagLo, kMagHi, wx >> 16)), static_cast<int>(bhi), q);
+}
+// 2 x E2M1 of one nibble as an int8 (the vector decode; not on the hot path).
+__device__ __forceinline__ uint32_t e2m1x2_int8(uint32_t nib) {
+  const int mag = static_cast<int>((((nib & 4) ? (kMagHi >> (8 * (nib & 3))) : (kMagLo >> (8 * (nib & 3))))) & 0xFF);
+  return static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>((nib & 8) ? -mag : mag)));
+}
+#endif
 
-// Vector layout in shared memory: per 32-element unit j, four 16-byte slots (one per 8-element word),
-// slot q stored at 4j + (q ^ ((j >> 1) & 3)) so that 8 consecutive units read by a quarter warp hit
-// distinct bank groups.
-__device__ __forceinline__ unsigned b_slot(unsigned j, unsigned q) { return 4 * j + (q ^ ((j >> 1) & 3)); }
-
+// Vector layout in shared memory: per 32-element unit j, kSlotsPerUnit 16-byte slots. f16 (4 slots):
+// slot q at 4j + (q ^ ((j >> 1) & 3)); int8 (2 slots): slot q at 2j + (q ^ ((j >> 2) & 1)); either way
+// 8 consecutive units read by a quarter warp hit distinct bank groups.
+__device__ __forceinline__ unsigned b_slot(unsigned j, unsigned q) {
+  if constexpr (kSlotsPerUnit == 4) return 4 * j + (q ^ ((j >> 1) & 3));
+  else return 2 * j + (q ^ ((j >> 2) & 1));
+}
 // ---- pipeline waits (optionally bounded: the device watchdog) ------------------------------------
 template <bool kWatchdog>
 __device__ __forceinline__ bool wait_parity(uint64_t* bar, uint32_t parity, const Params& p,
@@ -149,44 +165,65 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
-// Decode batch `batch`'s vector into buffer `buf`: b as f16 pairs in decode_word's pairing (times
-// 2^14 on Hopper, i.e. exact b), sfb as f32 times the same factor (undoes a's 2^-14 on Hopper).
-// `raw` is the vector slot the producer filled by TMA: k/2 bytes of b, then sfb from the 16-byte
-// boundary at or below the batch's first scale byte.
+
+// Decode batch `batch`'s vector into buffer `buf`. `raw` is the vector slot the producer filled by
+// TMA: k/2 bytes of b, then sfb from the 16-byte boundary at or below the batch's first scale byte.
+// Hopper: b as int8 (2b) in natural order, sfb as f32 times 1/4. Blackwell: b as f16 pairs in
+// decode_word's pairing, sfb as f32.
 __device__ void decode_vector(const Params& p, long long batch, const uint8_t* raw, uint8_t* buf, int ct,
                               int nct) {
   const unsigned words = static_cast<unsigned>(p.k) / 8;
   const uint32_t* bw = reinterpret_cast<const uint32_t*>(raw);
   uint4* slots = reinterpret_cast<uint4*>(buf);
-  const __half2 fix = __float2half2_rn(kDecodeFix);
   for (unsigned wi = ct; wi < words; wi += nct) {
-    uint4 d = decode_word(bw[wi]);
-    d.x = as_u32(__hmul2(as_h2(d.x), fix));
-    d.y = as_u32(__hmul2(as_h2(d.y), fix));
-    d.z = as_u32(__hmul2(as_h2(d.z), fix));
-    d.w = as_u32(__hmul2(as_h2(d.w), fix));
-    slots[b_slot(wi / 4, wi % 4)] = d;
+    const uint32_t w = bw[wi];
+#if GEMV_INT_DOT
+    uint32_t lo = 0, hi = 0;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      lo |= e2m1x2_int8((w >> (4 * e)) & 15) << (8 * e);
+      hi |= e2m1x2_int8((w >> (4 * e + 16)) & 15) << (8 * e);
+    }
+    // word q = wi % 4 of unit wi / 4: bytes 8q .. 8q + 7 of the unit's 32, i.e. slot q / 2, half q % 2.
+    uint2* dst = reinterpret_cast<uint2*>(&slots[b_slot(wi / 4, (wi % 4) / 2)]) + (wi % 2);
+    *dst = make_uint2(lo, hi);
+#else
+    slots[b_slot(wi / 4, wi % 4)] = decode_word(w);
+#endif
   }
   const unsigned nsf = static_cast<unsigned>(p.k) / 16;
   const uint8_t* sb = raw + p.row_bytes + ((batch * nsf) & 15);
   float* sf = reinterpret_cast<float*>(buf + static_cast<size_t>(p.k) * 2);
   for (unsigned i = ct; i < nsf; i += nct) {
     const __half h = __half(__nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(sb[i]), __NV_E4M3));
-    sf[i] = __half2float(h) * kDecodeFix;  // a was decoded as a * 2^-14 on Hopper
+    sf[i] = __half2float(h) * kDecodeFix;
   }
 }
 
 // One 32-element unit: 16 bytes of A, two sfa bytes, the matching vector slots. Returns the f32
-// contribution (exact up to the final two f32 additions).
+// contribution (exact up to the final f32 addition).
 __device__ __forceinline__ float unit_dot(const uint8_t* a16, const uint8_t* sf2, const uint4* bslots,
                                           const float2* sfb2, unsigned j) {
   const uint4 av = *reinterpret_cast<const uint4*>(a16);
+#if GEMV_INT_DOT
+  const uint4 b0 = bslots[b_slot(j, 0)];  // elements 0..15 as int8
+  const uint4 b1 = bslots[b_slot(j, 1)];  // elements 16..31
+  int p0 = 0, q0 = 0, p1 = 0, q1 = 0;
+  dot8(av.x, b0.x, b0.y, p0, q0);
+  dot8(av.y, b0.z, b0.w, p0, q0);
+  dot8(av.z, b1.x, b1.y, p1, q1);
+  dot8(av.w, b1.z, b1.w, p1, q1);
+  // Exact block sums (|sum| <= 2304 as int, exact as f32) times the scale product (two 4-bit
+  // mantissas and 1/4: exact in f32): each product is exact (at most 12 + 8 significant bits).
+  const float blk0 = static_cast<float>(p0 - q0);
+  const float blk1 = static_cast<float>(p1 - q1);
+#else
   const uint4 b0 = bslots[b_slot(j, 0)];
   const uint4 b1 = bslots[b_slot(j, 1)];
   const uint4 b2 = bslots[b_slot(j, 2)];
   const uint4 b3 = bslots[b_slot(j, 3)];
   // Four independent chains of four f16x2 FMAs: every f16 lane sums at most 4 products (then 8 after
-  // the pairwise add), all multiples of 2^-16 below 2^-5: exact in f16.
+  // the pairwise add), all multiples of 0.25 below 512: exact in f16.
   uint4 d = decode_word(av.x);
   __half2 c0 = __hmul2(as_h2(d.x), as_h2(b0.x));
   c0 = __hfma2(as_h2(d.y), as_h2(b0.y), c0);
@@ -207,16 +244,17 @@ __device__ __forceinline__ float unit_dot(const uint8_t* a16, const uint8_t* sf2
   c3 = __hfma2(as_h2(d.y), as_h2(b3.y), c3);
   c3 = __hfma2(as_h2(d.z), as_h2(b3.z), c3);
   c3 = __hfma2(as_h2(d.w), as_h2(b3.w), c3);
-  const __half2 blk0 = __hadd2(c0, c1);
-  const __half2 blk1 = __hadd2(c2, c3);
+  const float2 f0 = __half22float2(__hadd2(c0, c1));
+  const float2 f1 = __half22float2(__hadd2(c2, c3));
+  const float blk0 = f0.x + f0.y;
+  const float blk1 = f1.x + f1.y;
+#endif
   const uint16_t s = *reinterpret_cast<const uint16_t*>(sf2);
   const __half2_raw sa = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(s), __NV_E4M3);
   const float2 sb = sfb2[j];
   const float s0 = __half2float(__half(__half_raw{sa.x})) * sb.x;
   const float s1 = __half2float(__half(__half_raw{sa.y})) * sb.y;
-  const float2 f0 = __half22float2(blk0);
-  const float2 f1 = __half22float2(blk1);
-  return (f0.x + f0.y) * s0 + (f1.x + f1.y) * s1;
+  return blk0 * s0 + blk1 * s1;
 }
 
 // CUTLASS PipelineState: ring index, phase bit, and (for reports) the iteration count.
@@ -605,6 +643,8 @@ GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& 
 GemvResult gemv_nvfp4(const GemvArgs& args, void* stream, const GemvTuning& tuning) {
   if (tuning.units_per_lane == 1)
     return launch_tma<1, false, 1>(args, static_cast<cudaStream_t>(stream), tuning, 0, nullptr);
+  if (tuning.units_per_lane == 4)
+    return launch_tma<1, false, 4>(args, static_cast<cudaStream_t>(stream), tuning, 0, nullptr);
   return launch_tma<1, false, 2>(args, static_cast<cudaStream_t>(stream), tuning, 0, nullptr);
 }
 

@@ -68,7 +68,7 @@ struct GemvTuning {
   int consumer_warps = 0;
   int max_stages = 0;
   int ctas_per_sm = 0;
-  int units_per_lane = 0;     // 0 or 2: two 32-element units per lane per step; 1: one
+  int units_per_lane = 0;     // 0 or 2: two 32-element units per lane per step; 1: one; 4: four
   int waves = 0;              // 0: the planner's choice
   unsigned long long* timeline = nullptr;  // device array of 3 * grid: %globaltimer per CTA at entry,
                                            // first full stage, end (instrumentation)

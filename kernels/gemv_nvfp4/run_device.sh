@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build (if needed), check and benchmark the NVFP4 GEMV on a machine with a GPU.
 #
-#   kernels/gemv_nvfp4/run_device.sh [--bin DIR] [--quick] [--sweep] [--samples N]
+#   kernels/gemv_nvfp4/run_device.sh [--bin DIR] [--quick] [--sweep] [--timeline] [--samples N]
+#
+# --timeline  also print per-CTA %globaltimer stamps of the planned kernel (first stage, CTA ends)
 #
 # --bin DIR  use prebuilt gemv_check / gemv_bench from DIR (e.g. built on a machine without a GPU with
 #            `kernels/gemv_nvfp4/run_device.sh --stage DIR`, then carried); libraries found in DIR
@@ -16,15 +18,16 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-bin="" stage="" quick="" sweep="" samples=""
+bin="" stage="" quick="" sweep="" samples="" timeline=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
     --stage) stage="$2"; shift 2 ;;
     --quick) quick="--quick"; shift ;;
     --sweep) sweep="--sweep"; shift ;;
+    --timeline) timeline="--timeline"; shift ;;
     --samples) samples="--samples $2"; shift 2 ;;
-    *) echo "usage: $0 [--bin DIR | --stage DIR] [--quick] [--sweep] [--samples N]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--bin DIR | --stage DIR] [--quick] [--sweep] [--timeline] [--samples N]" >&2; exit 2 ;;
   esac
 done
 
@@ -84,7 +87,7 @@ check_rc=${PIPESTATUS[0]}
 set -e
 echo "gemv_check exit code: $check_rc ($(grep -c '^ok ' "$log/gemv_check.log") ok lines)"
 echo "== benchmark: gemv_bench $sweep $samples (L2 flushed by a read pass)"
-"$bin/gemv_bench" $sweep $samples --benchmark_out="$log/gemv_bench.json" --benchmark_out_format=json \
+"$bin/gemv_bench" $sweep $timeline $samples --benchmark_out="$log/gemv_bench.json" --benchmark_out_format=json \
   2>&1 | tee "$log/gemv_bench.log" | sed -n '/^== NVFP4 GEMV/,$p;/^cross-check/p;/^timeline/p'
 if [[ -z "$quick" ]]; then
   echo "== benchmark: gemv_bench --flush memset (L2 flushed by a memset, as torch's cache.zero_())"

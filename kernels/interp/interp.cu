@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -43,8 +44,20 @@ using pipesim::sim::OpKind;
 namespace pipesim::interp {
 namespace {
 
+// One op as the kernel reads it: DevOp packed by the runner into 16 bytes (one 128-bit load per lane,
+// four shuffles per op). The runner clamps slot to the barrier count, turns Compute / Mma durations into
+// SM cycles (saturated at 2^32 - 1, > 2 s) and keeps the low 32 bits of a and b, which is all any op
+// reads (counts, bytes, parities, masks, named-barrier ids and thread counts).
+struct IOp {
+  uint32_t head;  // kind | flags << 8 | (rank + 1) << 16   (rank + 1 = 0: own CTA)
+  uint32_t slot;  // barrier slot, < slots
+  uint32_t a;
+  uint32_t b;
+};
+static_assert(sizeof(IOp) == 16, "IOp is one 128-bit load");
+
 struct Params {
-  const DevOp* ops;
+  const IOp* ops;
   const uint64_t* offsets;
   const int64_t* init_count;
   int warps_per_cta;
@@ -52,7 +65,10 @@ struct Params {
   uint32_t slots;
   uint32_t scratch_off;       // dynamic shared memory offset of the TMA / store scratch
   uint64_t timeout_ns, stuck_ns, grace_ns;
-  double cycles_per_ns;
+  uint64_t stuck_cyc;         // stuck_ns in SM cycles
+  uint64_t check_cyc;         // how often a blocked wait looks at %globaltimer and the hang word (~20 us)
+  uint64_t ns_per_cyc_q64;    // ns per SM cycle as a 0.64 fixed-point fraction (the SM clock is > 1 GHz)
+  double ns_per_cyc;
   const uint8_t* src;
   uint64_t src_mask;          // src bytes - 1 (a power of two)
   uint8_t* dst;
@@ -64,13 +80,16 @@ struct Params {
   unsigned long long* hang;   // %globaltimer when a hang (or assertion) was declared; 0: none
 };
 
+// %globaltimer is slow to read and ticks in 32 ns steps on the H100: it is read only at a warp's start
+// and end and on the slow paths of the hang protocol. Per-op times come from clock64.
 __device__ __forceinline__ uint64_t gtime() { return ptx::get_sreg_globaltimer(); }
+__device__ __forceinline__ uint64_t clk() { return ptx::get_sreg_clock64(); }
+__device__ __forceinline__ uint64_t cyc_to_ns(const Params& p, uint64_t c) { return __umul64hi(c, p.ns_per_cyc_q64); }
 
-__device__ __forceinline__ void spin_ns(const Params& p, int64_t ns) {
-  if (ns <= 0) return;
-  const uint64_t cycles = static_cast<uint64_t>(static_cast<double>(ns) * p.cycles_per_ns);
-  const uint64_t t0 = ptx::get_sreg_clock64();
-  while (ptx::get_sreg_clock64() - t0 < cycles) {
+__device__ __forceinline__ void spin_cycles(uint32_t cycles) {
+  if (cycles == 0) return;
+  const uint64_t t0 = clk();
+  while (clk() - t0 < cycles) {
   }
 }
 
@@ -124,51 +143,61 @@ __device__ __forceinline__ unsigned long long hang_time(const Params& p) {
 }
 
 __device__ void record_stop(DevWarpRecord* rec, DevWarpStatus st, int64_t i, uint32_t slot, int parity, uint64_t raw,
-                            uint64_t t, uint64_t blocked) {
+                            uint64_t t, uint64_t blocked_ns) {
   volatile DevWarpRecord* r = rec;
   r->slot = slot;
   r->op = i;
   r->raw = raw;
   r->parity = parity;
   r->end_ns = t;
-  r->blocked_ns = blocked;
+  r->blocked_ns = blocked_ns;
   r->status = static_cast<uint8_t>(st);
 }
 
-// Bounded try_wait loop of lane 0. Returns true when the warp must stop.
-__device__ bool wait_bounded(const Params& p, uint64_t* bar, uint32_t parity, DevWarpRecord* rec, int64_t i, uint32_t slot,
-                             uint64_t& blocked) {
-  if (ptx::mbarrier_try_wait_parity(bar, parity)) return false;
-  // The fast path reads only the SM clock: %globaltimer and the global hang word are read every
-  // `check` cycles (~20 us), so neither adds latency to a wake-up.
-  const uint64_t c0 = ptx::get_sreg_clock64();
-  const uint64_t check = static_cast<uint64_t>(20000.0 * p.cycles_per_ns);
-  uint64_t next = c0 + check;
+// The part of a bounded wait after the first try_wait failed. try_wait suspends the
+// thread until the phase completes or a hardware time limit passes, so a wake-up costs no polling
+// delay; %globaltimer and the global hang word are read every check_cyc cycles only. Returns true when
+// the warp must stop.
+__device__ __forceinline__ bool wait_slow(const Params& p, uint64_t* bar, uint32_t parity, DevWarpRecord* rec, uint32_t li,
+                                       uint32_t slot, uint64_t* blocked_cyc) {
+  const uint64_t c0 = clk();
+  uint64_t next = c0 + p.check_cyc;
   uint64_t t0 = 0;
   while (true) {
     if (ptx::mbarrier_try_wait_parity(bar, parity)) {
-      blocked += static_cast<uint64_t>(static_cast<double>(ptx::get_sreg_clock64() - c0) / p.cycles_per_ns);
+      *blocked_cyc += clk() - c0;
       return false;
     }
-    const uint64_t c = ptx::get_sreg_clock64();
+    const uint64_t c = clk();
     if (c < next) continue;
-    next = c + check;
+    next = c + p.check_cyc;
     const uint64_t t = gtime();
-    if (t0 == 0) t0 = t - static_cast<uint64_t>(static_cast<double>(c - c0) / p.cycles_per_ns);
+    if (t0 == 0) t0 = t - cyc_to_ns(p, c - c0);
     const unsigned long long h = hang_time(p);
+    const uint64_t blocked_ns = cyc_to_ns(p, *blocked_cyc) + (t - t0);
     if (t - t0 > p.timeout_ns) {
       atomicCAS(p.hang, 0ull, static_cast<unsigned long long>(t));
-      record_stop(rec, DevWarpStatus::TimedOut, i, slot, static_cast<int>(parity), raw_state(bar), t, blocked + (t - t0));
+      record_stop(rec, DevWarpStatus::TimedOut, li, slot, static_cast<int>(parity), raw_state(bar), t, blocked_ns);
       return true;
     }
     if (h != 0 && t > h && t - max(static_cast<unsigned long long>(t0), h) > p.stuck_ns) {
-      record_stop(rec, DevWarpStatus::StoppedOnHang, i, slot, static_cast<int>(parity), raw_state(bar), t, blocked + (t - t0));
+      record_stop(rec, DevWarpStatus::StoppedOnHang, li, slot, static_cast<int>(parity), raw_state(bar), t, blocked_ns);
       return true;
     }
   }
 }
 
+enum : uint32_t { kFull = 0xffffffffu };
+
 // G: the kernel's tcgen05 cta_group (one kernel may not mix cta_group::1 and ::2 on sm_100a).
+//
+// The dispatch loop is built for a small per-op cost (docs/calibration.md, "interpreter cost"): ops
+// arrive 32 at a time in registers (one 16-byte load per lane, the next batch in flight while this one
+// runs) and are handed round with four shuffles; lane 0 alone issues the mbarrier / copy ops and the
+// warp reconverges at the next op's shuffle; only the ops that can stop the warp (waits, test_wait,
+// bar.sync, cluster wait) take a vote; nothing per op touches global memory (no %globaltimer, no
+// record stores) except bar.sync / cluster waits, which must leave "blocked at op i" behind, and the
+// optional per-op timestamps (clock64 based).
 template <int G>
 __global__ void interp_kernel_g(Params p) {
   extern __shared__ __align__(128) uint8_t smem[];
@@ -205,241 +234,240 @@ __global__ void interp_kernel_g(Params p) {
 
   const size_t wi = static_cast<size_t>(cta) * p.warps_per_cta + warp;
   DevWarpRecord* rec = &p.warps[wi];
-  const uint64_t begin = p.offsets[wi], end = p.offsets[wi + 1];
-  uint64_t blocked = 0;
+  const uint64_t begin = p.offsets[wi];
+  const uint32_t n_ops = static_cast<uint32_t>(p.offsets[wi + 1] - begin);  // < 64 M (StreamLimits)
+  const IOp* wops = p.ops + begin;
+  uint64_t* ts = p.op_ts ? p.op_ts + begin : nullptr;
+  uint64_t blocked_cyc = 0;
   uint64_t cursor = p.stream_sources ? (static_cast<uint64_t>(wi) * 0x9E3779B1ull * 4096ull) : 0;
   uint64_t store_cursor = static_cast<uint64_t>(wi) * 0x85EBCA6Bull * 4096ull;
   bool stopped = false;
+  uint64_t start_ns = 0, clk0 = 0;
 
   if (lane == 0) {
     volatile DevWarpRecord* r = rec;
-    r->start_ns = gtime();
+    start_ns = gtime();
+    clk0 = clk();
+    r->start_ns = start_ns;
     r->smid = static_cast<int32_t>(ptx::get_sreg_smid());
     r->op = 0;
     r->status = static_cast<uint8_t>(hang_time(p) ? DevWarpStatus::SkippedOnHang : DevWarpStatus::Running);
+    // A CTA that starts after a hang was declared runs nothing (the model reports it as never launched).
+    stopped = hang_time(p) != 0;
   }
-  // A CTA that starts after a hang was declared runs nothing (the model reports it as never launched).
-  if (hang_time(p) != 0) {
-    stopped = true;
-  }
-  stopped = __shfl_sync(0xffffffffu, stopped ? 1 : 0, 0) != 0;
+  stopped = __shfl_sync(kFull, stopped ? 1 : 0, 0) != 0;
 
-  // Ops are fetched 32 at a time, one per lane (coalesced), and handed round with __shfl_sync; the next
-  // batch is loaded while this one runs, so the interpreter pays no memory latency per op.
-  uint32_t cur[6] = {0, 0, 0, 0, 0, 0}, nxt[6] = {0, 0, 0, 0, 0, 0};
-  if (begin + lane < end) {
-    const uint32_t* w = reinterpret_cast<const uint32_t*>(&p.ops[begin + lane]);
-#pragma unroll
-    for (int k = 0; k < 6; ++k) cur[k] = w[k];
-  }
-  for (uint64_t base = begin; base < end && !stopped; base += 32) {
-  if (base + 32 + lane < end) {
-    const uint32_t* w = reinterpret_cast<const uint32_t*>(&p.ops[base + 32 + lane]);
-#pragma unroll
-    for (int k = 0; k < 6; ++k) nxt[k] = w[k];
-  }
-  const int nb = end - base < 32 ? static_cast<int>(end - base) : 32;
-  for (int j = 0; j < nb && !stopped; ++j) {
-    const uint64_t i = base + static_cast<uint64_t>(j);
-    uint32_t wv[6];
-#pragma unroll
-    for (int k = 0; k < 6; ++k) wv[k] = __shfl_sync(0xffffffffu, cur[k], j);
-    DevOp op;
-    memcpy(&op, wv, sizeof op);
-    const int64_t li = static_cast<int64_t>(i - begin);
-    const OpKind kind = static_cast<OpKind>(op.kind);
-    uint64_t* bar = &bars[op.slot < p.slots ? op.slot : 0];
-    const bool remote = op.rank >= 0;
-    int stop = 0;
-    if (lane == 0 && p.op_ts) p.op_ts[i] = gtime();
-    switch (kind) {
-      case OpKind::NamedSync:
-      case OpKind::ClusterWait: {
-        uint64_t c_enter = 0;
-        if (lane == 0) {
-          c_enter = ptx::get_sreg_clock64();
-          volatile DevWarpRecord* r = rec;
-          r->op = li;
-          r->status = static_cast<uint8_t>(kind == OpKind::NamedSync ? DevWarpStatus::BlockedNamed : DevWarpStatus::BlockedCluster);
-        }
-        __syncwarp();
-        if (kind == OpKind::NamedSync) {
-          asm volatile("bar.sync %0, %1;" ::"r"(static_cast<uint32_t>(op.a)), "r"(static_cast<uint32_t>(op.b)) : "memory");
-        } else {
-          ptx::barrier_cluster_wait();
-        }
-        if (lane == 0) {
-          // Only a warp that was blocked longer than stuck_ns can have been released by warps leaving
-          // after a hang: the clocks and the hang word are read only then.
-          const uint64_t waited = static_cast<uint64_t>(static_cast<double>(ptx::get_sreg_clock64() - c_enter) / p.cycles_per_ns);
-          blocked += waited;
-          const uint64_t t = waited > p.stuck_ns ? gtime() : 0;
-          const uint64_t t_enter = t - waited;
-          const unsigned long long h = waited > p.stuck_ns ? hang_time(p) : 0;
-          if (h != 0 && t > h && t - max(static_cast<unsigned long long>(t_enter), h) > p.stuck_ns) {
-            rec->end_ns = t;  // it was released only by warps leaving after the hang: it stays "blocked"
-            rec->blocked_ns = blocked;
-            stop = 1;
-          } else {
-            reinterpret_cast<volatile DevWarpRecord*>(rec)->status = static_cast<uint8_t>(DevWarpStatus::Running);
+  uint4 cur = make_uint4(0, 0, 0, 0), nxt = make_uint4(0, 0, 0, 0);
+  if (static_cast<uint32_t>(lane) < n_ops) cur = __ldg(reinterpret_cast<const uint4*>(wops + lane));
+  for (uint32_t base = 0; base < n_ops && !stopped; base += 32) {
+    if (base + 32 + lane < n_ops) nxt = __ldg(reinterpret_cast<const uint4*>(wops + base + 32 + lane));
+    const uint32_t nb = min(32u, n_ops - base);
+    for (uint32_t j = 0; j < nb; ++j) {
+      const uint32_t head = __shfl_sync(kFull, cur.x, static_cast<int>(j));
+      const uint32_t slot = __shfl_sync(kFull, cur.y, static_cast<int>(j));
+      const uint32_t a = __shfl_sync(kFull, cur.z, static_cast<int>(j));
+      const uint32_t b = __shfl_sync(kFull, cur.w, static_cast<int>(j));
+      const uint32_t li = base + j;
+      const OpKind kind = static_cast<OpKind>(head & 0xffu);
+      const uint32_t flags = (head >> 8) & 0xffu;
+      const int orank = static_cast<int>((head >> 16) & 0xffu) - 1;
+      const bool remote = orank >= 0;
+      uint64_t* bar = &bars[slot];
+      int stop = 0;
+      if (ts != nullptr && lane == 0) ts[li] = start_ns + cyc_to_ns(p, clk() - clk0);
+      switch (kind) {
+        case OpKind::NamedSync:
+        case OpKind::ClusterWait: {
+          uint64_t c_enter = 0;
+          if (lane == 0) {
+            c_enter = clk();
+            // "Blocked at op li": if nothing ever releases this warp, the host's watchdog reads it.
+            volatile DevWarpRecord* r = rec;
+            r->op = li;
+            r->status = static_cast<uint8_t>(kind == OpKind::NamedSync ? DevWarpStatus::BlockedNamed : DevWarpStatus::BlockedCluster);
           }
-        }
-        break;
-      }
-      case OpKind::NamedArrive:
-        asm volatile("bar.arrive %0, %1;" ::"r"(static_cast<uint32_t>(op.a)), "r"(static_cast<uint32_t>(op.b)) : "memory");
-        break;
-      case OpKind::ClusterArrive:
-        ptx::barrier_cluster_arrive();  // release semantics: this thread's earlier remote arrivals first
-        break;
-      case OpKind::TmemAlloc:
-      case OpKind::TmemDealloc:
-      case OpKind::TmemRelinquish:
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
-        // Real tcgen05 allocation (whole warp, .sync.aligned).
-        {
-          constexpr auto group = [] {
-            if constexpr (G == 2) return ptx::cta_group_2;
-            else return ptx::cta_group_1;
-          }();
-          if (kind == OpKind::TmemAlloc) {
-            ptx::tcgen05_alloc(group, tmem_slot, static_cast<uint32_t>(op.a));
-          } else if (kind == OpKind::TmemDealloc) {
-            const uint32_t taddr = *reinterpret_cast<volatile uint32_t*>(tmem_slot);
-            ptx::tcgen05_dealloc(group, taddr, static_cast<uint32_t>(op.a));
+          __syncwarp();
+          if (kind == OpKind::NamedSync) {
+            asm volatile("bar.sync %0, %1;" ::"r"(a), "r"(b) : "memory");
           } else {
-            ptx::tcgen05_relinquish_alloc_permit(group);
+            ptx::barrier_cluster_wait();
           }
-        }
-#else
-        (void)tmem_slot;  // sm_90a: bookkeeping only (no TMEM)
-#endif
-        break;
-      default:
-        if (lane != 0) break;
-        switch (kind) {
-          case OpKind::Compute: spin_ns(p, op.a); break;
-          case OpKind::Mma: spin_ns(p, op.a); break;  // the runner put the modelled duration in `a`
-          case OpKind::Wait:
-            stop = wait_bounded(p, bar, static_cast<uint32_t>(op.a & 1), rec, li, op.slot, blocked) ? 1 : 0;
-            break;
-          case OpKind::TestWait: {
-            const bool got = ptx::mbarrier_test_wait_parity(bar, static_cast<uint32_t>(op.a & 1));
-            if (got != (op.b != 0)) {
+          if (lane == 0) {
+            // Only a warp that was blocked longer than stuck_ns can have been released by warps leaving
+            // after a hang: the clocks and the hang word are read only then.
+            const uint64_t waited = clk() - c_enter;
+            blocked_cyc += waited;
+            if (waited > p.stuck_cyc) {
               const uint64_t t = gtime();
-              atomicCAS(p.hang, 0ull, static_cast<unsigned long long>(t));
-              record_stop(rec, DevWarpStatus::Assertion, li, op.slot, static_cast<int>(op.a), raw_state(bar), t, blocked);
-              stop = 1;
+              const uint64_t t_enter = t - cyc_to_ns(p, waited);
+              const unsigned long long h = hang_time(p);
+              if (h != 0 && t > h && t - max(static_cast<unsigned long long>(t_enter), h) > p.stuck_ns) {
+                rec->end_ns = t;  // it was released only by warps leaving after the hang: it stays "blocked"
+                rec->blocked_ns = cyc_to_ns(p, blocked_cyc);
+                stop = 1;
+              }
             }
-            break;
+            if (!stop) reinterpret_cast<volatile DevWarpRecord*>(rec)->status = static_cast<uint8_t>(DevWarpStatus::Running);
           }
-          case OpKind::Arrive:
-            if (remote)
-              ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, op.rank),
-                                   static_cast<uint32_t>(op.a));
-            else
-              (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar, static_cast<uint32_t>(op.a));
-            break;
-          case OpKind::ArriveExpectTx:
-            if (remote)
-              ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, op.rank),
-                                             static_cast<uint32_t>(op.a));
-            else
-              (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar,
-                                                   static_cast<uint32_t>(op.a));
-            break;
-          case OpKind::ExpectTx:
-            if (remote)
-              ptx::mbarrier_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, op.rank),
-                                      static_cast<uint32_t>(op.a));
-            else
-              ptx::mbarrier_expect_tx(ptx::sem_relaxed, ptx::scope_cta, ptx::space_shared, bar, static_cast<uint32_t>(op.a));
-            break;
-          case OpKind::CompleteTx:
-            if (remote) complete_tx_remote(bar, op.rank, static_cast<uint32_t>(op.a));
-            else complete_tx_local(bar, static_cast<uint32_t>(op.a));
-            break;
-          case OpKind::ArriveDrop:
-            if (remote) arrive_drop_remote(bar, op.rank, static_cast<uint32_t>(op.a));
-            else arrive_drop_local(bar, static_cast<uint32_t>(op.a));
-            break;
-          case OpKind::Init:
-            ptx::mbarrier_init(bar, static_cast<uint32_t>(op.a));
-            live[op.slot] = 1;
-            break;
-          case OpKind::Inval:
-            inval(bar);
-            live[op.slot] = 0;
-            break;
-          case OpKind::FenceInit: ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster); break;
-          case OpKind::TmaLoad: {
-            const uint32_t bytes = static_cast<uint32_t>(op.a);
-            const uint8_t* src = p.src + (cursor & p.src_mask & ~uint64_t{127});
-            if (p.stream_sources) cursor += (bytes + 127u) & ~127u;
-            if (op.flags & pipesim::sim::kFlagMulticast) {
-              ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, scratch, src, bytes, bar, static_cast<uint16_t>(op.b));
-            } else if (op.flags & pipesim::sim::kFlagCtaGroup2) {
-              // sm_90a has no .cta_group::2: the bytes land in the pair leader and complete on its barrier.
-              const int leader = rank & ~1;
-              ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, __cluster_map_shared_rank(scratch, leader), src, bytes,
-                                 remote_ptr(bar, leader));
-            } else {
-              ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, scratch, src, bytes, bar);
-            }
-            break;
-          }
-          case OpKind::BulkStore: {
-            const uint32_t bytes = static_cast<uint32_t>(op.a);
-            uint8_t* dst = p.dst + (store_cursor & p.dst_mask & ~uint64_t{127});
-            store_cursor += (bytes + 127u) & ~127u;
-            ptx::cp_async_bulk(ptx::space_global, ptx::space_shared, dst, scratch, bytes);
-            break;
-          }
-          case OpKind::CommitGroup: ptx::cp_async_bulk_commit_group(); break;
-          case OpKind::WaitGroup: {
-            const uint64_t c0 = ptx::get_sreg_clock64();
-            wait_group_dispatch<0>(static_cast<int>(op.a), op.b != 0);
-            blocked += static_cast<uint64_t>(static_cast<double>(ptx::get_sreg_clock64() - c0) / p.cycles_per_ns);
-            break;
-          }
-          case OpKind::Commit: {
+          break;
+        }
+        case OpKind::NamedArrive:
+          asm volatile("bar.arrive %0, %1;" ::"r"(a), "r"(b) : "memory");
+          break;
+        case OpKind::ClusterArrive:
+          ptx::barrier_cluster_arrive();  // release semantics: this thread's earlier remote arrivals first
+          break;
+        case OpKind::TmemAlloc:
+        case OpKind::TmemDealloc:
+        case OpKind::TmemRelinquish:
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+          // Real tcgen05 allocation (whole warp, .sync.aligned).
+          {
             constexpr auto group = [] {
               if constexpr (G == 2) return ptx::cta_group_2;
               else return ptx::cta_group_1;
             }();
-            if (op.b != 0) ptx::tcgen05_commit_multicast(group, bar, static_cast<uint16_t>(op.b));
-            else ptx::tcgen05_commit(group, bar);
-#else
-            // Emulated: the one arrival the commit makes on every CTA of its mask (own CTA if none).
-            if (op.b == 0) {
-              (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar, 1u);
+            if (kind == OpKind::TmemAlloc) {
+              ptx::tcgen05_alloc(group, tmem_slot, a);
+            } else if (kind == OpKind::TmemDealloc) {
+              const uint32_t taddr = *reinterpret_cast<volatile uint32_t*>(tmem_slot);
+              ptx::tcgen05_dealloc(group, taddr, a);
             } else {
-              for (int r = 0; r < p.cluster; ++r)
-                if ((op.b >> r) & 1)
-                  ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, r), 1u);
+              ptx::tcgen05_relinquish_alloc_permit(group);
             }
-#endif
-            break;
           }
-          default: break;  // TmemLoad / TmemStore / TmemWait / StageWrite: no hardware effect here
+#else
+          (void)tmem_slot;  // sm_90a: bookkeeping only (no TMEM)
+#endif
+          break;
+        default:
+          if (lane != 0) break;
+          switch (kind) {
+            case OpKind::Compute: spin_cycles(a); break;  // the runner put SM cycles in `a`
+            case OpKind::Mma: spin_cycles(a); break;      // the modelled duration, in cycles
+            case OpKind::Wait:
+              if (!ptx::mbarrier_try_wait_parity(bar, a & 1u))
+                stop = wait_slow(p, bar, a & 1u, rec, li, slot, &blocked_cyc) ? 1 : 0;
+              break;
+            case OpKind::TestWait: {
+              const bool got = ptx::mbarrier_test_wait_parity(bar, a & 1u);
+              if (got != (b != 0)) {
+                const uint64_t t = gtime();
+                atomicCAS(p.hang, 0ull, static_cast<unsigned long long>(t));
+                record_stop(rec, DevWarpStatus::Assertion, li, slot, static_cast<int>(a), raw_state(bar), t,
+                            cyc_to_ns(p, blocked_cyc));
+                stop = 1;
+              }
+              break;
+            }
+            case OpKind::Arrive:
+              if (remote)
+                ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, orank), a);
+              else
+                (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar, a);
+              break;
+            case OpKind::ArriveExpectTx:
+              if (remote)
+                ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, orank), a);
+              else
+                (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar, a);
+              break;
+            case OpKind::ExpectTx:
+              if (remote)
+                ptx::mbarrier_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, orank), a);
+              else
+                ptx::mbarrier_expect_tx(ptx::sem_relaxed, ptx::scope_cta, ptx::space_shared, bar, a);
+              break;
+            case OpKind::CompleteTx:
+              if (remote) complete_tx_remote(bar, orank, a);
+              else complete_tx_local(bar, a);
+              break;
+            case OpKind::ArriveDrop:
+              if (remote) arrive_drop_remote(bar, orank, a);
+              else arrive_drop_local(bar, a);
+              break;
+            case OpKind::Init:
+              ptx::mbarrier_init(bar, a);
+              live[slot] = 1;
+              break;
+            case OpKind::Inval:
+              inval(bar);
+              live[slot] = 0;
+              break;
+            case OpKind::FenceInit: ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster); break;
+            case OpKind::TmaLoad: {
+              const uint8_t* src = p.src + (cursor & p.src_mask & ~uint64_t{127});
+              if (p.stream_sources) cursor += (a + 127u) & ~127u;
+              if (flags & pipesim::sim::kFlagMulticast) {
+                ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, scratch, src, a, bar, static_cast<uint16_t>(b));
+              } else if (flags & pipesim::sim::kFlagCtaGroup2) {
+                // sm_90a has no .cta_group::2: the bytes land in the pair leader and complete on its barrier.
+                const int leader = rank & ~1;
+                ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, __cluster_map_shared_rank(scratch, leader), src, a,
+                                   remote_ptr(bar, leader));
+              } else {
+                ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, scratch, src, a, bar);
+              }
+              break;
+            }
+            case OpKind::BulkStore: {
+              uint8_t* dst = p.dst + (store_cursor & p.dst_mask & ~uint64_t{127});
+              store_cursor += (a + 127u) & ~127u;
+              ptx::cp_async_bulk(ptx::space_global, ptx::space_shared, dst, scratch, a);
+              break;
+            }
+            case OpKind::CommitGroup: ptx::cp_async_bulk_commit_group(); break;
+            case OpKind::WaitGroup: {
+              const uint64_t c0 = clk();
+              wait_group_dispatch<0>(static_cast<int>(a), b != 0);
+              blocked_cyc += clk() - c0;
+              break;
+            }
+            case OpKind::Commit: {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+              constexpr auto group = [] {
+                if constexpr (G == 2) return ptx::cta_group_2;
+                else return ptx::cta_group_1;
+              }();
+              if (b != 0) ptx::tcgen05_commit_multicast(group, bar, static_cast<uint16_t>(b));
+              else ptx::tcgen05_commit(group, bar);
+#else
+              // Emulated: the one arrival the commit makes on every CTA of its mask (own CTA if none).
+              if (b == 0) {
+                (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar, 1u);
+              } else {
+                for (int r = 0; r < p.cluster; ++r)
+                  if ((b >> r) & 1)
+                    ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, r), 1u);
+              }
+#endif
+              break;
+            }
+            default: break;  // TmemLoad / TmemStore / TmemWait / StageWrite: no hardware effect here
+          }
+          break;
+      }
+      // Only these ops can stop the warp; every other op reconverges at the next op's shuffles.
+      if (kind == OpKind::Wait || kind == OpKind::TestWait || kind == OpKind::NamedSync || kind == OpKind::ClusterWait) {
+        if (__any_sync(kFull, stop != 0)) {
+          stopped = true;
+          break;
         }
-        break;
+      }
     }
-    stop = __shfl_sync(0xffffffffu, stop, 0);
-    if (stop) stopped = true;
-  }
-#pragma unroll
-  for (int k = 0; k < 6; ++k) cur[k] = nxt[k];
+    cur = nxt;
   }
 
   if (lane == 0) {
     volatile DevWarpRecord* r = rec;
     const unsigned long long h = hang_time(p);
     if (!stopped) {
-      r->op = static_cast<int64_t>(end - begin);
-      r->end_ns = gtime();
-      r->blocked_ns = blocked;
+      r->op = static_cast<int64_t>(n_ops);
+      const uint64_t t = gtime();
+      // Per-op timestamps come from clock64: keep the end at or after the last of them.
+      const uint64_t t_clk = start_ns + cyc_to_ns(p, clk() - clk0);
+      r->end_ns = ts != nullptr ? max(t, t_clk) : t;
+      r->blocked_ns = cyc_to_ns(p, blocked_cyc);
       r->status = static_cast<uint8_t>(DevWarpStatus::Done);
     } else if (h != 0 && r->status != static_cast<uint8_t>(DevWarpStatus::SkippedOnHang)) {
       // Leave together, after everyone blocked has had time to record where it is.
@@ -451,12 +479,12 @@ __global__ void interp_kernel_g(Params p) {
     __threadfence_block();
     if (atomicAdd(done, 1u) == static_cast<unsigned>(p.warps_per_cta - 1)) {
       for (uint32_t s = 0; s < p.slots; ++s) {
-        DevBarrierRecord b{};
-        b.valid = 1;
-        b.initialised = live[s];
-        b.raw = raw_state(&bars[s]);
-        b.parity = live[s] && ptx::mbarrier_test_wait_parity(&bars[s], 0u) ? 1 : 0;
-        p.bars[static_cast<size_t>(cta) * p.slots + s] = b;
+        DevBarrierRecord bq{};
+        bq.valid = 1;
+        bq.initialised = live[s];
+        bq.raw = raw_state(&bars[s]);
+        bq.parity = live[s] && ptx::mbarrier_test_wait_parity(&bars[s], 0u) ? 1 : 0;
+        p.bars[static_cast<size_t>(cta) * p.slots + s] = bq;
       }
     }
   }
@@ -570,15 +598,32 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
     return res;
   }
 
-  // Ops as the device reads them: an MMA carries its modelled duration (sm_90a has no tcgen05).
-  std::vector<DevOp> ops = s.ops;
+  // Ops as the device reads them (IOp): Compute and MMA durations in SM cycles (an MMA carries its
+  // modelled duration: sm_90a has no tcgen05), the slot clamped, a and b cut to their low 32 bits.
+  const std::vector<DevOp>& ops = s.ops;
+  std::vector<IOp> iops(ops.size());
   const model::Arch* arch = model::find_arch(s.arch);
-  for (DevOp& op : ops) {
-    if (static_cast<OpKind>(op.kind) != OpKind::Mma) continue;
-    const sim::MmaShape sh = sim::unpack_mma(op.a);
-    const int g = (op.flags & sim::kFlagCtaGroup2) ? 2 : 1;
-    const double rate = arch ? arch->mma_flops_per_clk[static_cast<size_t>(sh.kind)] * arch->time.clock_ghz : 0;
-    op.a = rate > 0 ? static_cast<int64_t>(2.0 * (sh.m / g) * sh.n * sh.k / rate * static_cast<double>(op.b)) : 0;
+  const auto to_cycles = [&](double ns) -> uint32_t {
+    const double c = ns * rt.cycles_per_ns;
+    return c <= 0 ? 0u : c >= 4294967295.0 ? 0xffffffffu : static_cast<uint32_t>(c + 0.5);
+  };
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const DevOp& op = ops[k];
+    IOp& q = iops[k];
+    const auto kd = static_cast<OpKind>(op.kind);
+    q.head = static_cast<uint32_t>(op.kind) | static_cast<uint32_t>(op.flags) << 8 |
+             static_cast<uint32_t>(static_cast<uint8_t>(op.rank + 1)) << 16;
+    q.slot = op.slot < s.slots ? op.slot : 0;
+    q.a = static_cast<uint32_t>(op.a);
+    q.b = static_cast<uint32_t>(op.b);
+    if (kd == OpKind::Compute) {
+      q.a = to_cycles(static_cast<double>(op.a));
+    } else if (kd == OpKind::Mma) {
+      const sim::MmaShape sh = sim::unpack_mma(op.a);
+      const int g = (op.flags & sim::kFlagCtaGroup2) ? 2 : 1;
+      const double rate = arch ? arch->mma_flops_per_clk[static_cast<size_t>(sh.kind)] * arch->time.clock_ghz : 0;
+      q.a = rate > 0 ? to_cycles(2.0 * (sh.m / g) * sh.n * sh.k / rate * static_cast<double>(op.b)) : 0;
+    }
   }
 
   const uint32_t bar_bytes = ((s.slots * 9 + 15) & ~15u) + 16;
@@ -635,7 +680,7 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
 
   const size_t nwarps = static_cast<size_t>(s.ctas) * static_cast<size_t>(s.warps_per_cta);
   Params p{};
-  DevOp* d_ops = upload(ops);
+  IOp* d_ops = upload(iops);
   uint64_t* d_off = upload(s.offsets);
   int64_t* d_init = upload(s.init_count.empty() ? std::vector<int64_t>{0} : s.init_count);
   DevWarpRecord* d_w = nullptr;
@@ -661,7 +706,10 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
   p.timeout_ns = static_cast<uint64_t>(o.timeout_ms * 1e6);
   p.stuck_ns = 2'000'000;
   p.grace_ns = 10'000'000;
-  p.cycles_per_ns = rt.cycles_per_ns;
+  p.stuck_cyc = static_cast<uint64_t>(static_cast<double>(p.stuck_ns) * rt.cycles_per_ns);
+  p.check_cyc = static_cast<uint64_t>(20000.0 * rt.cycles_per_ns);
+  p.ns_per_cyc = 1.0 / rt.cycles_per_ns;
+  p.ns_per_cyc_q64 = rt.cycles_per_ns > 1.0 ? static_cast<uint64_t>(std::ldexp(p.ns_per_cyc, 64)) : ~uint64_t{0};
   p.src = rt.src;
   p.src_mask = rt.src_bytes - 1;
   p.dst = rt.dst;

@@ -5,7 +5,9 @@
 #
 #   kernels/interp/run_device.sh --stage DIR      # here (no GPU needed): build pipesim with CUDA into
 #                                                 # build-xc and copy it (+ libfmt) into DIR
-#   kernels/interp/run_device.sh [--bin DIR] [--random N] [--quick]   # on the GPU machine
+#   kernels/interp/run_device.sh [--bin DIR] [--random N] [--quick] [--calib]   # on the GPU machine
+#     --quick: no random batch, no rule/bug scenarios; --calib: calibration and ws_gemm only (and the
+#     interpreter's SASS when cuobjdump is there)
 #
 # The device machine lacks Boost/fmt/CLI11/GTest, so pipesim is built here and carried (DIR is git-ignored,
 # e.g. .xc-bin via .git/info/exclude); there, plain nvcc only re-compiles the interpreter as a build check.
@@ -14,13 +16,14 @@
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-bin="$root/.xc-bin" stage="" random=1000 quick=""
+bin="$root/.xc-bin" stage="" random=1000 quick="" calib=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
     --stage) stage="$2"; shift 2 ;;
     --random) random="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
+    --calib) calib=1; quick=1; shift ;;
     *) echo "usage: $0 [--stage DIR | --bin DIR] [--random N] [--quick]" >&2; exit 2 ;;
   esac
 done
@@ -29,6 +32,7 @@ if [[ -n "$stage" ]]; then
   cmake -S "$root" -B "$root/build-xc" -DPIPESIM_BENCH=OFF >/dev/null && cmake --build "$root/build-xc" -j"$(nproc)" --target pipesim || exit 1
   mkdir -p "$stage"
   cp "$root/build-xc/verify/pipesim" "$stage/"
+  strip "$stage/pipesim"
   for lib in $(ldd "$stage/pipesim" | awk '/libfmt/ {print $3}'); do cp -L "$lib" "$stage/"; done
   ls -la "$stage"
   exit 0
@@ -49,7 +53,13 @@ if command -v nvcc >/dev/null; then
   echo "== build check: nvcc $(nvcc --version | tail -1) compiles the interpreter for sm_90a and sm_100a"
   t0=$(date +%s)
   nvcc -std=c++20 -O3 -I"$root" -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_100a,code=sm_100a \
-    -c "$here/interp.cu" -o /tmp/interp_check.o && echo "   ok ($(($(date +%s) - t0)) s)" || echo "   FAILED"
+    -Xptxas -v -c "$here/interp.cu" -o /tmp/interp_check.o 2>"$out/ptxas.txt" && echo "   ok ($(($(date +%s) - t0)) s)" || echo "   FAILED"
+  grep -E "registers|stack frame" "$out/ptxas.txt" | sort | uniq -c | sed 's/^/   /'
+fi
+if command -v cuobjdump >/dev/null; then
+  # The interpreter's machine code (sm_90a), for reading its dispatch loop.
+  cuobjdump -sass -arch sm_90a "$px" 2>/dev/null | awk '/Function : .*interp_kernel_gILi1/{f=1} /Function : .*interp_kernel_gILi2/{f=0} f' >"$out/interp_sm90a.sass"
+  echo "== SASS: $(grep -cE '^ +/\*[0-9a-f]{4}\*/' "$out/interp_sm90a.sass") instructions in interp_kernel_g<1> (interp_sm90a.sass)"
 fi
 
 section() {  # title, then crosscheck arguments
@@ -59,7 +69,7 @@ section() {  # title, then crosscheck arguments
   "$px" crosscheck --markdown "$md" "$@" 2>&1 | tee -a "$out/crosscheck.log" | grep -E "^== |verdict|DISAGREE|hang points|end phases|scenario\(s\)|error" 
 }
 
-section "h100-probes.md rows (scenarios/probes)" scenarios/probes
+[[ -z "$calib" ]] && section "h100-probes.md rows (scenarios/probes)" scenarios/probes
 
 # Calibration: each micro-scenario at two loop counts; the slope per iteration cancels launch and start-up.
 echo "== calibration (per-iteration slope between N=100 and N=1100, fastest of 5 launches, no per-op timestamps)"
