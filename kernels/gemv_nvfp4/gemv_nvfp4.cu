@@ -103,12 +103,20 @@ __device__ __forceinline__ uint32_t prmt(uint32_t lo, uint32_t hi, uint32_t sel)
 }
 // Adds the dot product of the 8 E2M1 values of w (element e in nibble e) with 8 int8 vector values
 // (blo: elements 0..3, bhi: 4..7): the positive elements' part to p, the negative ones' to q.
-__device__ __forceinline__ void dot8(uint32_t w, uint32_t blo, uint32_t bhi, int& p, int& q) {
+// `tlo` is kMagLo held in a register (see mag_table_lo): PRMT takes its first table word only from a
+// register, and a literal made the compiler rematerialise it before every PRMT (16 extra
+// instructions per unit in the SASS).
+__device__ __forceinline__ void dot8(uint32_t w, uint32_t blo, uint32_t bhi, int& p, int& q, uint32_t tlo) {
   const uint32_t wx = w ^ 0x88888888u;
-  p = __dp4a(static_cast<int>(prmt(kMagLo, kMagHi, w)), static_cast<int>(blo), p);
-  q = __dp4a(static_cast<int>(prmt(kMagLo, kMagHi, wx)), static_cast<int>(blo), q);
-  p = __dp4a(static_cast<int>(prmt(kMagLo, kMagHi, w >> 16)), static_cast<int>(bhi), p);
-  q = __dp4a(static_cast<int>(prmt(kMagLo, kMagHi, wx >> 16)), static_cast<int>(bhi), q);
+  p = __dp4a(static_cast<int>(prmt(tlo, kMagHi, w)), static_cast<int>(blo), p);
+  q = __dp4a(static_cast<int>(prmt(tlo, kMagHi, wx)), static_cast<int>(blo), q);
+  p = __dp4a(static_cast<int>(prmt(tlo, kMagHi, w >> 16)), static_cast<int>(bhi), p);
+  q = __dp4a(static_cast<int>(prmt(tlo, kMagHi, wx >> 16)), static_cast<int>(bhi), q);
+}
+__device__ __forceinline__ uint32_t mag_table_lo() {
+  uint32_t t;
+  asm volatile("mov.b32 %0, 0x03020100;" : "=r"(t));  // opaque: stays in one register
+  return t;
 }
 // 2 x E2M1 of one nibble as an int8 (the vector decode; not on the hot path).
 __device__ __forceinline__ uint32_t e2m1x2_int8(uint32_t nib) {
@@ -203,21 +211,22 @@ __device__ void decode_vector(const Params& p, long long batch, const uint8_t* r
 // One 32-element unit: 16 bytes of A, two sfa bytes, the matching vector slots. Returns the f32
 // contribution (exact up to the final f32 addition).
 __device__ __forceinline__ float unit_dot(const uint8_t* a16, const uint8_t* sf2, const uint4* bslots,
-                                          const float2* sfb2, unsigned j) {
+                                          const float2* sfb2, unsigned j, uint32_t tlo) {
   const uint4 av = *reinterpret_cast<const uint4*>(a16);
 #if GEMV_INT_DOT
   const uint4 b0 = bslots[b_slot(j, 0)];  // elements 0..15 as int8
   const uint4 b1 = bslots[b_slot(j, 1)];  // elements 16..31
   int p0 = 0, q0 = 0, p1 = 0, q1 = 0;
-  dot8(av.x, b0.x, b0.y, p0, q0);
-  dot8(av.y, b0.z, b0.w, p0, q0);
-  dot8(av.z, b1.x, b1.y, p1, q1);
-  dot8(av.w, b1.z, b1.w, p1, q1);
+  dot8(av.x, b0.x, b0.y, p0, q0, tlo);
+  dot8(av.y, b0.z, b0.w, p0, q0, tlo);
+  dot8(av.z, b1.x, b1.y, p1, q1, tlo);
+  dot8(av.w, b1.z, b1.w, p1, q1, tlo);
   // Exact block sums (|sum| <= 2304 as int, exact as f32) times the scale product (two 4-bit
   // mantissas and 1/4: exact in f32): each product is exact (at most 12 + 8 significant bits).
   const float blk0 = static_cast<float>(p0 - q0);
   const float blk1 = static_cast<float>(p1 - q1);
 #else
+  (void)tlo;
   const uint4 b0 = bslots[b_slot(j, 0)];
   const uint4 b1 = bslots[b_slot(j, 1)];
   const uint4 b2 = bslots[b_slot(j, 2)];
@@ -388,6 +397,11 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
   for (int i = ct; i < nw * rows_here; i += nct) rowsum[i] = 0.0f;
   float* part = rowsum + cw * rows_here;
 
+#if GEMV_INT_DOT
+  const uint32_t tlo = mag_table_lo();
+#else
+  const uint32_t tlo = 0;
+#endif
   float acc = 0.0f;  // this lane's partial sum of row wrow (warp-uniform; -1: none)
   int wrow = -1;
   auto flush = [&]() {
@@ -430,29 +444,46 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
       // in one row for several steps when rows are long.
       const unsigned per_warp = ((units + nw - 1) / nw + (32 * kUnits - 1)) & ~(32u * kUnits - 1);
       const unsigned u_end = min(units, (cw + 1) * per_warp);
+      // Row of the warp's last unit: the row the invalid lanes report (they contribute 0), so a
+      // segmented reduction never touches a row outside this segment.
+      const unsigned qlast = (rel + 16 * (u_end - 1)) / static_cast<unsigned>(rb);
       for (unsigned ub = cw * per_warp; ub < u_end; ub += 32 * kUnits) {
         // kUnits independent units per lane (ILP): lane handles ub + 32 i + lane, i < kUnits.
         float contrib[kUnits];
         int row[kUnits];
-#pragma unroll
-        for (int i = 0; i < kUnits; ++i) {
-          const unsigned u = ub + 32 * i + lane;
-          const bool valid = u < u_end;
-          const unsigned uu = valid ? u : u_end - 1;
-          const unsigned o = rel + 16 * uu;
-          // row = o / row_bytes, via o / 32 / row_div with one correction step.
+        // Row and unit-within-row of unit ub + lane: o / row_bytes via o / 32 / row_div with one
+        // correction step; the later units (32 units = 512 bytes further each) step from it.
+        unsigned q, jj;
+        {
+          const unsigned o = rel + 16 * (ub + lane);
           const unsigned n32 = o >> 5;
-          unsigned q = __umulhi(n32, p.row_magic);
+          q = __umulhi(n32, p.row_magic);
           unsigned r = n32 - q * p.row_div;
           if (r >= p.row_div) {
             ++q;
             r -= p.row_div;
           }
-          const unsigned j = 2 * r + ((o >> 4) & 1);  // unit within the row
-          // Unconditional (uu is clamped to a real unit) so the compiler interleaves the units.
-          const float c = unit_dot(sa + 16 * uu, ssf + 2 * uu, bslots, sfb2, j);
+          jj = 2 * r + ((o >> 4) & 1);
+        }
+        const unsigned upr = 2 * p.row_div;  // units per row
+#pragma unroll
+        for (int i = 0; i < kUnits; ++i) {
+          if (i > 0) {
+            jj += 32;
+            while (jj >= upr) {  // once for rows of >= 512 bytes
+              jj -= upr;
+              ++q;
+            }
+          }
+          const unsigned u = ub + 32 * i + lane;
+          const bool valid = u < u_end;
+          // Invalid lanes read a real unit (the warp's first) and contribute 0, so the compiler can
+          // interleave the units without branches.
+          const unsigned uu = valid ? u : ub;
+          const unsigned j = valid ? jj : 0u;
+          const float c = unit_dot(sa + 16 * uu, ssf + 2 * uu, bslots, sfb2, j, tlo);
           contrib[i] = valid ? c : 0.0f;
-          row[i] = seg_row0 + static_cast<int>(q);
+          row[i] = seg_row0 + static_cast<int>(valid ? q : qlast);
         }
 #pragma unroll
         for (int i = 0; i < kUnits; ++i) {
