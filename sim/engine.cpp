@@ -26,7 +26,7 @@ namespace {
 
 constexpr int kNamedBarriers = 16;
 
-enum class EventKind : uint8_t { WarpStep, TxLand, RemoteOp, StoreReadDone, AsyncArrive };
+enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, StoreReadDone, AsyncArrive };
 
 struct Event {
   double t;
@@ -212,7 +212,9 @@ class Engine {
         throw std::runtime_error("event limit of " + std::to_string(o_.max_events) +
                                  " reached; raise it with --max-events if the scenario is really this long");
       const Event e = q_.pop();
-      ++res_.events;
+      // Simulated events: every op a warp executes and every asynchronous completion (a batch
+      // of wake-ups counts its warps' steps, not itself).
+      if (e.kind != EventKind::WakeBatch && e.kind != EventKind::WarpStep) ++res_.events;
       now_ = std::max(now_, e.t);  // keys round to 1 ps; time never runs backwards
       dispatch(e);
     }
@@ -322,6 +324,19 @@ class Engine {
   void dispatch(const Event& e) {
     switch (e.kind) {
       case EventKind::WarpStep: step(e.target); break;
+      case EventKind::WakeBatch: {
+        // Warps woken together step in the order they were woken, exactly as their own
+        // consecutive events would have; the list returns to the free pool first.
+        // The list stays out of the free pool until its steps are done (they may wake others).
+        const auto idx = static_cast<uint32_t>(e.value);
+        std::vector<uint32_t> ids;
+        ids.swap(wake_lists_[idx]);
+        for (uint32_t id : ids) step(id);
+        ids.clear();
+        wake_lists_[idx].swap(ids);  // keep the capacity
+        free_wake_lists_.push_back(idx);
+        break;
+      }
       case EventKind::TxLand: land(e); break;
       case EventKind::RemoteOp: remote(e); break;
       case EventKind::StoreReadDone: --cta(static_cast<int>(e.target)).store_reads_inflight; break;
@@ -329,15 +344,30 @@ class Engine {
     }
   }
 
-  void resume(WarpRt& w, uint32_t id, double at) {
+  void close_block(WarpRt& w) {
     if (w.block != Block::None) {
-      const double waited = now_ - w.block_since;
-      add_role_wait(w, waited);
+      add_role_wait(w, now_ - w.block_since);
       if (o_.record_trace) span(w, w.block_since, now_, wait_label(w), true);
       w.block = Block::None;
     }
     w.status = WarpStatus::Blocked;  // scheduled, not yet running
+  }
+  void resume(WarpRt& w, uint32_t id, double at) {
+    close_block(w);
     push(at, EventKind::WarpStep, id);
+  }
+  // One event for several warps that resume at the same instant.
+  std::vector<uint32_t>& new_wake_list(double at) {
+    uint32_t idx;
+    if (!free_wake_lists_.empty()) {
+      idx = free_wake_lists_.back();
+      free_wake_lists_.pop_back();
+    } else {
+      idx = static_cast<uint32_t>(wake_lists_.size());
+      wake_lists_.emplace_back();
+    }
+    push(at, EventKind::WakeBatch, 0, 0, 0, 0, OpKind::Compute, idx);
+    return wake_lists_[idx];
   }
 
   void add_role_wait(const WarpRt& w, double ns) {
@@ -367,6 +397,7 @@ class Engine {
 
   // One op of warp `id` at now_.
   void step(uint32_t id) {
+    ++res_.events;
     WarpRt& w = warps_[id];
     if (w.status == WarpStatus::Faulted || w.status == WarpStatus::Exited) return;
     if (w.retry) {
@@ -929,10 +960,20 @@ class Engine {
       auto& ws = ct.waiters[s];
       size_t keep = 0;
       const double at = now_ + jit(tm_.mbarrier_wake_ns);
+      std::vector<uint32_t>* batch = nullptr;
       for (size_t i = 0; i < ws.size(); ++i) {
         WarpRt& x = warps_[ws[i]];
-        if (mbar_parity_passed(b, x.cur.a)) resume(x, ws[i], at);
-        else ws[keep++] = ws[i];
+        if (!mbar_parity_passed(b, x.cur.a)) {
+          ws[keep++] = ws[i];
+          continue;
+        }
+        if (o_.jitter > 0) {  // each waiter its own latency: no batching
+          resume(x, ws[i], now_ + jit(tm_.mbarrier_wake_ns));
+          continue;
+        }
+        close_block(x);
+        if (!batch) batch = &new_wake_list(at);
+        batch->push_back(ws[i]);
       }
       ws.resize(keep);
     }
@@ -1102,6 +1143,8 @@ class Engine {
   std::vector<ClusterRt> clusters_;
   std::vector<WarpRt> warps_;
   std::vector<double> role_wait_ns_;
+  std::vector<std::vector<uint32_t>> wake_lists_;
+  std::vector<uint32_t> free_wake_lists_;
   RunResult res_;
 };
 

@@ -87,7 +87,7 @@ struct DevWarpRecord {   // 64 bytes, written by lane 0 of the warp
   uint64_t blocked_ns = 0;            // time spent in waits (mbarrier, named, cluster, bulk groups)
   int32_t parity = 0;    // the parity it waited for
   int32_t smid = -1;
-  uint64_t reserved = 0;
+  uint64_t cycles = 0;   // SM clock cycles (clock64) from start_ns to end_ns, for the SM clock of the run
 };
 static_assert(sizeof(DevWarpRecord) == 64, "DevWarpRecord is written by device code");
 
@@ -118,6 +118,8 @@ struct DeviceOptions {
   double watchdog_s = 0;       // 0: derived from the timeout and the predicted duration
   double predicted_ns = 0;     // the model's duration, for the watchdog
   int repeats = 1;             // launches; timing from the fastest (the first warms up)
+  double warmup_ms = 0;        // before the launches, keep every SM busy this long so that the SM clock
+                               // is at its boost value (an idle H100 sits at 540 MHz, not 1980)
 };
 
 struct DeviceResult {
@@ -129,6 +131,7 @@ struct DeviceResult {
   double span_ns = 0;                // last warp end - first warp start (%globaltimer)
   double cycles_per_ns = 0;          // SM clock measured by the runner (compute spins use it)
   double globaltimer_resolution_ns = 0;
+  double sm_mhz = 0;                 // SM clock during the timed launch (clock64 cycles / %globaltimer, over warps)
   int residency = 0;                 // CTAs per SM the launch allowed (occupancy API)
   std::vector<DevWarpRecord> warps;  // ctas * warps_per_cta
   std::vector<DevBarrierRecord> barriers;  // ctas * slots

@@ -110,6 +110,7 @@ Comparison compare(const sim::Kernel& k, const sim::RunResult& m, const sim::OpS
   c.model_kernel_ns = m.end_ns;
   c.device_span_ns = d.span_ns;
   c.device_kernel_ns = d.kernel_ns;
+  c.device_sm_mhz = d.sm_mhz;
   const auto want = expected_device_outcome(m);
   if (want) c.expected_device = std::string(sim::device_outcome_name(*want));
   if (d.outcome == sim::DeviceOutcome::Unavailable) {
@@ -291,6 +292,7 @@ std::string render_comparison(const sim::Kernel& k, const sim::OpStreams& s, con
                        c.device_span_ns > 0 && c.model_verdict == "ok" && c.device_verdict == "ok"
                            ? fmt::format(", model {:+.1f} %", pct(c.model_kernel_ns, c.device_span_ns))
                            : "");
+    if (c.device_sm_mhz > 0) out.insert(out.size() - 1, fmt::format(", SM clock {:.0f} MHz", c.device_sm_mhz));
     for (const RoleTiming& r : c.roles)
       out += fmt::format("    role {:<14} {:>4} warps  finish: model {:10.3f} us  device {:10.3f} us ({:+6.1f} %)   blocked: model {:10.3f} us  device {:10.3f} us\n",
                          r.role, r.warps, r.model_end_ns / 1e3, r.device_end_ns / 1e3, pct(r.model_end_ns, r.device_end_ns),
@@ -363,6 +365,7 @@ struct Options {
   bool l2_sources = false;
   bool free_occupancy = false;
   bool no_timestamps = false;
+  double warmup_ms = 20;
   std::string trace;
   std::string markdown;
   bool verbose = false;
@@ -446,6 +449,7 @@ int run_crosscheck(const Options& o) {
       dopt.stream_sources = !o.l2_sources;
       dopt.model_occupancy = !o.free_occupancy;
       dopt.timestamps = !o.no_timestamps;
+      dopt.warmup_ms = o.warmup_ms;
       dopt.predicted_ns = cr.result.end_ns;
       dev = pool.run(streams, dopt);
       if (!dev.device.empty()) device_name = dev.device;
@@ -499,6 +503,9 @@ CLI::App* add_crosscheck_command(CLI::App& app, std::function<int()>& action) {
   c->add_flag("--l2-sources", o->l2_sources, "TMA loads re-read one small source (L2 hits) instead of streaming from DRAM");
   c->add_flag("--free-occupancy", o->free_occupancy, "let the GPU put as many CTAs on an SM as fit (default: the model's ctas_per_sm)");
   c->add_flag("--no-timestamps", o->no_timestamps, "no per-op timestamps on the device (calibration: nothing but the ops)");
+  c->add_option("--warmup-ms", o->warmup_ms,
+                "before each scenario's launches, keep every SM busy this long so that the SM clock is at its boost value (0: off)")
+      ->capture_default_str();
   c->add_option("--trace", o->trace, "write the model's and the device's timelines into one Perfetto trace")->type_name("FILE");
   c->add_option("--markdown", o->markdown, "append a result table to FILE")->type_name("FILE");
   c->callback([o, &action] { action = [o] { return run_crosscheck(*o); }; });

@@ -55,6 +55,7 @@ struct Comparison {
   std::vector<std::string> phase_mismatches;  // "CTA 0 full[1]: model parity 1, device parity 0"
   std::vector<RoleTiming> roles;
   double model_kernel_ns = 0, device_span_ns = 0, device_kernel_ns = 0;
+  double device_sm_mhz = 0;  // SM clock during the device run (0: unknown)
   std::vector<std::string> notes;
   bool disagrees() const { return agreement == Agreement::Disagree; }
 };

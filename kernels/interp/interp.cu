@@ -117,8 +117,46 @@ __device__ __forceinline__ void arrive_drop_local(uint64_t* bar, uint32_t count)
   asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
 __device__ __forceinline__ void arrive_drop_remote(uint64_t* bar, int rank, uint32_t count) {
-  asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.b64 _, [%0], %1;" ::"r"(mapa(smem_addr(bar), rank)), "r"(count)
+  asm volatile("mbarrier.arrive_drop.shared::cluster.b64 _, [%0], %1;" ::"r"(mapa(smem_addr(bar), rank)), "r"(count)
                : "memory");
+}
+// Remote arrivals as CUTLASS issues them (ClusterBarrier::arrive(cta_id), ClusterTransactionBarrier::
+// arrive_and_expect_tx(bytes, cta_id)): default semantics, release at CTA scope. cuda::ptx only wraps
+// the .release.cluster form, which ptxas lowers to MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + ERRBAR before the
+// arrive: a GPU-scope fence that native pipelines do not pay (seen in the interpreter's SASS).
+__device__ __forceinline__ void arrive_remote(uint64_t* bar, int rank, uint32_t count) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0], %1;" ::"r"(mapa(smem_addr(bar), rank)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void arrive_expect_tx_remote(uint64_t* bar, int rank, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cluster.b64 _, [%0], %1;" ::"r"(mapa(smem_addr(bar), rank)), "r"(bytes)
+               : "memory");
+}
+// Arrivals issued by the whole warp with one lane predicated on (CUTLASS's ClusterBarrier::arrive(cta_id,
+// pred) form): no divergent branch, so the warp stays converged and the op costs little more than the
+// instruction. Default semantics (release, CTA scope); the local form needs a state register.
+__device__ __forceinline__ void arrive_pred(bool p, uint64_t* bar, int rank, uint32_t count) {
+  if (rank < 0)
+    asm volatile("{\n\t.reg .pred p;\n\t.reg .b64 st;\n\tsetp.ne.b32 p, %2, 0;\n\t"
+                 "@p mbarrier.arrive.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(smem_addr(bar)),
+                 "r"(count), "r"(static_cast<uint32_t>(p))
+                 : "memory");
+  else
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t"
+                 "@p mbarrier.arrive.shared::cluster.b64 _, [%0], %1;\n\t}" ::"r"(mapa(smem_addr(bar), rank)),
+                 "r"(count), "r"(static_cast<uint32_t>(p))
+                 : "memory");
+}
+__device__ __forceinline__ void arrive_expect_tx_pred(bool p, uint64_t* bar, int rank, uint32_t bytes) {
+  if (rank < 0)
+    asm volatile("{\n\t.reg .pred p;\n\t.reg .b64 st;\n\tsetp.ne.b32 p, %2, 0;\n\t"
+                 "@p mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(smem_addr(bar)),
+                 "r"(bytes), "r"(static_cast<uint32_t>(p))
+                 : "memory");
+  else
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t"
+                 "@p mbarrier.arrive.expect_tx.shared::cluster.b64 _, [%0], %1;\n\t}" ::"r"(mapa(smem_addr(bar), rank)),
+                 "r"(bytes), "r"(static_cast<uint32_t>(p))
+                 : "memory");
 }
 __device__ __forceinline__ void inval(uint64_t* bar) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
@@ -159,7 +197,7 @@ __device__ void record_stop(DevWarpRecord* rec, DevWarpStatus st, int64_t i, uin
 // delay; %globaltimer and the global hang word are read every check_cyc cycles only. Returns true when
 // the warp must stop.
 __device__ __forceinline__ bool wait_slow(const Params& p, uint64_t* bar, uint32_t parity, DevWarpRecord* rec, uint32_t li,
-                                       uint32_t slot, uint64_t* blocked_cyc) {
+                                       uint32_t slot, uint64_t* blocked_cyc, bool leader) {
   const uint64_t c0 = clk();
   uint64_t next = c0 + p.check_cyc;
   uint64_t t0 = 0;
@@ -176,12 +214,15 @@ __device__ __forceinline__ bool wait_slow(const Params& p, uint64_t* bar, uint32
     const unsigned long long h = hang_time(p);
     const uint64_t blocked_ns = cyc_to_ns(p, *blocked_cyc) + (t - t0);
     if (t - t0 > p.timeout_ns) {
-      atomicCAS(p.hang, 0ull, static_cast<unsigned long long>(t));
-      record_stop(rec, DevWarpStatus::TimedOut, li, slot, static_cast<int>(parity), raw_state(bar), t, blocked_ns);
+      if (leader) {
+        atomicCAS(p.hang, 0ull, static_cast<unsigned long long>(t));
+        record_stop(rec, DevWarpStatus::TimedOut, li, slot, static_cast<int>(parity), raw_state(bar), t, blocked_ns);
+      }
       return true;
     }
     if (h != 0 && t > h && t - max(static_cast<unsigned long long>(t0), h) > p.stuck_ns) {
-      record_stop(rec, DevWarpStatus::StoppedOnHang, li, slot, static_cast<int>(parity), raw_state(bar), t, blocked_ns);
+      if (leader)
+        record_stop(rec, DevWarpStatus::StoppedOnHang, li, slot, static_cast<int>(parity), raw_state(bar), t, blocked_ns);
       return true;
     }
   }
@@ -274,7 +315,32 @@ __global__ void interp_kernel_g(Params p) {
       const bool remote = orank >= 0;
       uint64_t* bar = &bars[slot];
       int stop = 0;
-      if (ts != nullptr && lane == 0) ts[li] = start_ns + cyc_to_ns(p, clk() - clk0);
+      if (ts != nullptr) {
+        if (lane == 0) ts[li] = start_ns + cyc_to_ns(p, clk() - clk0);
+      }
+      // Fast paths for the ops that dominate pipelines, executed by the whole warp without a divergent
+      // branch: arrivals (one lane predicated on), waits (every lane polls the same barrier: the same
+      // answer, no reconvergence), compute spins (every lane reads the clock).
+      if (kind == OpKind::Arrive) {
+        arrive_pred(lane == 0, bar, orank, a);
+        continue;
+      }
+      if (kind == OpKind::Wait) {
+        if (!ptx::mbarrier_try_wait_parity(bar, a & 1u)) stop = wait_slow(p, bar, a & 1u, rec, li, slot, &blocked_cyc, lane == 0) ? 1 : 0;
+        if (__any_sync(kFull, stop != 0)) {
+          stopped = true;
+          break;
+        }
+        continue;
+      }
+      if (kind == OpKind::Compute || kind == OpKind::Mma) {
+        spin_cycles(a);
+        continue;
+      }
+      if (kind == OpKind::ArriveExpectTx) {
+        arrive_expect_tx_pred(lane == 0, bar, orank, a);
+        continue;
+      }
       switch (kind) {
         case OpKind::NamedSync:
         case OpKind::ClusterWait: {
@@ -347,7 +413,7 @@ __global__ void interp_kernel_g(Params p) {
             case OpKind::Mma: spin_cycles(a); break;      // the modelled duration, in cycles
             case OpKind::Wait:
               if (!ptx::mbarrier_try_wait_parity(bar, a & 1u))
-                stop = wait_slow(p, bar, a & 1u, rec, li, slot, &blocked_cyc) ? 1 : 0;
+                stop = wait_slow(p, bar, a & 1u, rec, li, slot, &blocked_cyc, true) ? 1 : 0;
               break;
             case OpKind::TestWait: {
               const bool got = ptx::mbarrier_test_wait_parity(bar, a & 1u);
@@ -362,13 +428,13 @@ __global__ void interp_kernel_g(Params p) {
             }
             case OpKind::Arrive:
               if (remote)
-                ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, orank), a);
+                arrive_remote(bar, orank, a);
               else
                 (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar, a);
               break;
             case OpKind::ArriveExpectTx:
               if (remote)
-                ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, orank), a);
+                arrive_expect_tx_remote(bar, orank, a);
               else
                 (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar, a);
               break;
@@ -438,7 +504,7 @@ __global__ void interp_kernel_g(Params p) {
               } else {
                 for (int r = 0; r < p.cluster; ++r)
                   if ((b >> r) & 1)
-                    ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, remote_ptr(bar, r), 1u);
+                    arrive_remote(bar, r, 1u);
               }
 #endif
               break;
@@ -468,6 +534,7 @@ __global__ void interp_kernel_g(Params p) {
       const uint64_t t_clk = start_ns + cyc_to_ns(p, clk() - clk0);
       r->end_ns = ts != nullptr ? max(t, t_clk) : t;
       r->blocked_ns = cyc_to_ns(p, blocked_cyc);
+      r->cycles = clk() - clk0;
       r->status = static_cast<uint8_t>(DevWarpStatus::Done);
     } else if (h != 0 && r->status != static_cast<uint8_t>(DevWarpStatus::SkippedOnHang)) {
       // Leave together, after everyone blocked has had time to record where it is.
@@ -489,6 +556,15 @@ __global__ void interp_kernel_g(Params p) {
     }
   }
   __syncwarp();
+}
+
+// Keeps every SM busy for `ns` (one warp per block, one block per SM), so that the SM clock is at its
+// boost value when the measured launches start: an idle H100 runs at 540 MHz and needs milliseconds of
+// load before it reaches 1980 MHz, longer than a calibration scenario runs.
+__global__ void clock_warmup(uint64_t ns) {
+  const uint64_t t0 = gtime();
+  while (gtime() - t0 < ns) {
+  }
 }
 
 __global__ void clock_probe(uint64_t cycles, unsigned long long* out) {
@@ -556,7 +632,8 @@ Runtime& runtime() {
   unsigned long long* d = nullptr;
   cudaMalloc(&d, 3 * sizeof(unsigned long long));
   unsigned long long h[3] = {0, 0, 0};
-  for (int k = 0; k < 2; ++k) {  // the first warms the clock up
+  for (int k = 0; k < 2; ++k) {  // after 50 ms of load on every SM: the boost clock the runs will see
+    clock_warmup<<<prop.multiProcessorCount, 32>>>(50'000'000);
     clock_probe<<<1, 1>>>(uint64_t{40} << 20, d);
     cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
   }
@@ -733,6 +810,7 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
   const int reps = std::max(1, o.repeats);
   bool stuck = false;
   cudaError_t err = cudaSuccess;
+  if (o.warmup_ms > 0) clock_warmup<<<rt.sms, 32, 0, st>>>(static_cast<uint64_t>(o.warmup_ms * 1e6));
   for (int rep = 0; rep < reps; ++rep) {
     cudaMemsetAsync(d_w, 0, nwarps * sizeof(DevWarpRecord), st);
     cudaMemsetAsync(d_b, 0, std::max<size_t>(1, static_cast<size_t>(s.ctas) * s.slots) * sizeof(DevBarrierRecord), st);
@@ -799,6 +877,7 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
     if (!ops.empty()) cudaMemcpy(res.op_begin_ns.data(), d_ts, ops.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost);
   }
   uint64_t first = ~uint64_t{0}, last = 0;
+  double cyc_sum = 0, ns_sum = 0;
   bool assertion = false, hang = false;
   for (const DevWarpRecord& w : res.warps) {
     const auto stt = static_cast<DevWarpStatus>(w.status);
@@ -807,9 +886,14 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
         stt == DevWarpStatus::BlockedCluster || stt == DevWarpStatus::SkippedOnHang)
       hang = true;
     if (w.start_ns) first = std::min<uint64_t>(first, w.start_ns);
+    if (stt == DevWarpStatus::Done && w.cycles > 0 && w.end_ns > w.start_ns + 1000) {
+      cyc_sum += static_cast<double>(w.cycles);
+      ns_sum += static_cast<double>(w.end_ns - w.start_ns);
+    }
     last = std::max<uint64_t>(last, w.end_ns);
   }
   res.span_ns = last > first ? static_cast<double>(last - first) : 0;
+  res.sm_mhz = ns_sum > 0 ? cyc_sum / ns_sum * 1e3 : 0;
   res.outcome = assertion ? sim::DeviceOutcome::Assertion : hang ? sim::DeviceOutcome::Hang : sim::DeviceOutcome::Ok;
   cudaFree(d_ops);
   cudaFree(d_off);

@@ -56,6 +56,11 @@ if command -v nvcc >/dev/null; then
     -Xptxas -v -c "$here/interp.cu" -o /tmp/interp_check.o 2>"$out/ptxas.txt" && echo "   ok ($(($(date +%s) - t0)) s)" || echo "   FAILED"
   grep -E "registers|stack frame" "$out/ptxas.txt" | sort | uniq -c | sed 's/^/   /'
 fi
+if command -v nvcc >/dev/null; then
+  # Native costs of the operations the calibration scenarios repeat (no interpreter): kernels/interp/opcost.cu.
+  echo "== native operation costs (kernels/interp/opcost.cu)"
+  nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a "$here/opcost.cu" -o /tmp/opcost && /tmp/opcost | tee "$out/opcost.txt"
+fi
 if command -v cuobjdump >/dev/null; then
   # The interpreter's machine code (sm_90a), for reading its dispatch loop.
   cuobjdump -sass -arch sm_90a "$px" 2>/dev/null | awk '/Function : .*interp_kernel_gILi1/{f=1} /Function : .*interp_kernel_gILi2/{f=0} f' >"$out/interp_sm90a.sass"

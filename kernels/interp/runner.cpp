@@ -113,7 +113,7 @@ void put_result(Out& o, const sim::DeviceResult& r) {
   o.str(r.message);
   o.str(r.device);
   o.pod(r.watchdog), o.pod(r.kernel_ns), o.pod(r.span_ns), o.pod(r.cycles_per_ns), o.pod(r.globaltimer_resolution_ns);
-  o.pod(r.residency);
+  o.pod(r.residency), o.pod(r.sm_mhz);
   o.vec(r.warps);
   o.vec(r.barriers);
   o.vec(r.op_begin_ns);
@@ -123,7 +123,7 @@ void get_result(In& i, sim::DeviceResult& r) {
   i.str(r.message);
   i.str(r.device);
   i.pod(r.watchdog), i.pod(r.kernel_ns), i.pod(r.span_ns), i.pod(r.cycles_per_ns), i.pod(r.globaltimer_resolution_ns);
-  i.pod(r.residency);
+  i.pod(r.residency), i.pod(r.sm_mhz);
   i.vec(r.warps);
   i.vec(r.barriers);
   i.vec(r.op_begin_ns);
