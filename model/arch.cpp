@@ -11,14 +11,14 @@ namespace {
 constexpr Timing kHopperTiming{
     .clock_ghz = 1.98,
     .hbm_bytes_per_ns = 3180.0,  // measured: 132 x 32 KiB per 1360 ns (tma_bandwidth.scn slope)
-    .tma_latency_ns = 585.0,     // native 16 KiB DRAM round trip 804 ns - wake - issue (calibration.md)
+    .tma_latency_ns = 585.0,     // native 16 KiB DRAM round trip 811 ns - lane-0 wake - issues (calibration.md)
     .tma_issue_ns = 10.0,
     .smem_bytes_per_ns = 128.0 * 1.98,
     .op_issue_ns = 4.0,          // native mbarrier.arrive loop: 3.4 - 5.9 ns
-    .mbarrier_wake_ns = 200.0,   // native arrive -> try_wait hand-over: 203.6 ns
-    .remote_arrive_ns = 12.0,    // native remote hand-over 215.2 ns - local 203.6 ns
+    .mbarrier_wake_ns = 55.0,    // native hand-over, whole-warp try_wait: 58.6 ns - issue (lane-0 waits: 203 ns)
+    .remote_arrive_ns = 12.0,    // native remote hand-over 214.6 ns - local 203.1 ns (both lane-0 waits)
     .named_barrier_ns = 11.0,    // native bar.sync of 4 warps: 11.2 ns per round
-    .cluster_barrier_ns = 380.0, // native barrier.cluster.arrive (release) + wait, cluster of 2: 383.6 ns
+    .cluster_barrier_ns = 380.0, // native barrier.cluster.arrive (release) + wait, cluster of 2: 384-391 ns
 };
 
 // tcgen05 dense rates per SM per clock. B200's vendor peaks (bf16 2.25 PF, fp8 4.5 PF, fp4 9 PF)

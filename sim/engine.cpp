@@ -64,7 +64,7 @@ class EventQueue {
       if (idx >= (1u << kIdxBits)) throw std::runtime_error("more than 16M simultaneous events in flight");
       pool_.push_back(e);
     }
-    const QKey k{static_cast<uint64_t>(std::llround(std::max(0.0, e.t) * 1000.0)), (e.seq << kIdxBits) | idx};
+    const QKey k{static_cast<uint64_t>(std::max(0.0, e.t) * 1000.0 + 0.5), (e.seq << kIdxBits) | idx};
     if (!held_) {
       if (heap_.empty() || before(k, heap_.front())) {
         hold_ = k;

@@ -112,12 +112,16 @@ TEST_P(NewScenario, VerdictMatchesExpect) {
   EXPECT_TRUE(r.matches_expect) << r.report.substr(0, 6000);
 }
 
-// With empty-commit-local off: every file but the empty-commit bug must give its verdict, which
-// checks the rest of the Blackwell model independently of the disagreement above.
+// With empty-commit-local off every file gives its verdict, except the empty-commit bug, which
+// exists only under that assumption: without it the empty commit reaches both CTAs and the
+// kernel finishes. That checks the rest of the Blackwell model independently of the assumption.
 TEST_P(NewScenario, VerdictMatchesExpectWithoutEmptyCommitAssumption) {
-  if (GetParam() == "bugs/06_empty_commit_broken.scn") GTEST_SKIP() << "this bug is the assumption";
   const CheckResult r = check(GetParam(), false);
   ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  if (GetParam() == "bugs/06_empty_commit_broken.scn") {
+    EXPECT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report.substr(0, 6000);
+    return;
+  }
   EXPECT_TRUE(r.matches_expect) << r.report.substr(0, 6000);
 }
 
@@ -178,24 +182,14 @@ TEST(SvdquantV2Fa4, CutlassFourFiveTailLeavesDanglingExpectTxWarning) {
   EXPECT_REPORT_HAS(r, "left expecting 98304 bytes");  // lora: 2 x 49152
 }
 
-TEST(SvdquantV2Fa4, ProductionShapeOneChecksUnder200ms) {
-  // One warm-up, then the best of three (the machine may be shared).
-  (void)check("svdquant/v2_fa4_4352x3840x3072_r128.scn");
-  double best = 1e9;
-  for (int i = 0; i < 3; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const CheckResult r = check("svdquant/v2_fa4_4352x3840x3072_r128.scn");
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ASSERT_FALSE(r.bad_input) << r.diagnostic;
-    best = std::min(best, ms);
-  }
-  double limit = 200;
-#ifdef PIPESIM_SANITIZE
-  limit *= 2;
-  if (std::getenv("PIPESIM_SKIP_TIMING")) GTEST_SKIP() << "timing skipped under sanitizers";
-#endif
-  if (std::getenv("PIPESIM_SKIP_TIMING")) GTEST_SKIP() << "PIPESIM_SKIP_TIMING set";
-  EXPECT_LT(best, limit) << "check of production shape 1 took " << best << " ms";
+// The production shape's check time is measured, not asserted: bench/bench_engine.cpp
+// (BM_SvdquantProduction) and docs/performance.md. Here: it finishes with the pipeline's work done.
+TEST(SvdquantV2Fa4, ProductionShapeOneFinishesEveryTile) {
+  const CheckResult r = check("svdquant/v2_fa4_4352x3840x3072_r128.scn");
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report.substr(0, 4000);
+  EXPECT_EQ(r.kernel.launch.ctas, 148);
+  for (const auto& w : r.result.warps) EXPECT_EQ(w.status, sim::WarpStatus::Exited);
 }
 
 // ------------------------------------------------------------------ CUTLASS block-scaled GEMM

@@ -326,7 +326,15 @@ __global__ void interp_kernel_g(Params p) {
         continue;
       }
       if (kind == OpKind::Wait) {
-        if (!ptx::mbarrier_try_wait_parity(bar, a & 1u)) stop = wait_slow(p, bar, a & 1u, rec, li, slot, &blocked_cyc, lane == 0) ? 1 : 0;
+        // try_wait suspends the warp until the phase completes (or a hardware limit): a wait is often over
+        // inside the first call, so the blocked time is taken around it (over 64 cycles: it waited).
+        const uint64_t cw = clk();
+        if (!ptx::mbarrier_try_wait_parity(bar, a & 1u)) {
+          blocked_cyc += clk() - cw;  // the first call's suspension; wait_slow counts from its own start
+          stop = wait_slow(p, bar, a & 1u, rec, li, slot, &blocked_cyc, lane == 0) ? 1 : 0;
+        } else if (const uint64_t d = clk() - cw; d > 64) {
+          blocked_cyc += d;
+        }
         if (__any_sync(kFull, stop != 0)) {
           stopped = true;
           break;

@@ -44,13 +44,15 @@ enum Case : int {
   kRemote,          // cluster of 2 ping-pong via remote arrive (CUTLASS form) + local try_wait
   kTma4k,           // one warp: arrive.expect_tx + 4 KiB cp.async.bulk (streaming from DRAM) + wait
   kTma16k,
+  kWakeWarp,        // as kWake, but every lane of the two warps polls (CUTLASS consumer_wait: the whole warpgroup)
+  kTma4kL2,         // as kTma4k, always the same 4 KiB (an L2 hit after the first)
   kCases
 };
 const char* const kNames[kCases] = {"arrive (state, count 1)", "arrive (sink, count 1)", "arrive (no phase completes)",
                                     "dispatch skeleton only",  "dispatch + arrive",      "arrive->wake hand-over x2",
                                     "bar.sync 4 warps",        "st.volatile + bar.sync", "cluster arrive+wait (2)",
                                     "cluster relaxed+wait (2)", "remote arrive hand-over x2", "TMA 4 KiB round trip",
-                                    "TMA 16 KiB round trip"};
+                                    "TMA 16 KiB round trip", "hand-over x2, whole-warp waits", "TMA 4 KiB round trip, L2 hit"};
 
 __device__ __forceinline__ bool try_wait(uint64_t* bar, uint32_t parity) { return ptx::mbarrier_try_wait_parity(bar, parity); }
 __device__ __forceinline__ void wait(uint64_t* bar, uint32_t parity) {
@@ -154,10 +156,22 @@ __global__ void bench(const uint8_t* src, uint64_t src_mask, Out* out, const uin
         }
         __syncwarp();
         break;
+      case kWakeWarp:
+        if (warp == 0) {
+          if (lane == 0) (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &bars[0], 1u);
+          wait(&bars[1], par);
+        } else if (warp == 1) {
+          wait(&bars[0], par);
+          if (lane == 0) (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &bars[1], 1u);
+        }
+        __syncwarp();
+        break;
       case kTma4k:
       case kTma16k:
+      case kTma4kL2:
         if (lane == 0) {
-          const uint32_t bytes = c == kTma4k ? 4096u : 16384u;
+          const uint32_t bytes = c == kTma16k ? 16384u : 4096u;
+          if (c == kTma4kL2) cursor = 0;
           (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &bars[1], bytes);
           ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, buf, src + (cursor & src_mask), bytes, &bars[1]);
           cursor += bytes;
@@ -202,7 +216,7 @@ int main() {
   std::printf("%-30s %12s %10s %9s\n", "case", "cycles/iter", "ns/iter", "SM MHz");
   for (int c = 0; c < kCases; ++c) {
     const bool cl = c == kCluster || c == kClusterRelaxed || c == kRemote;
-    const int threads = (c == kNamed || c == kNamedStore) ? 128 : (c == kWake ? 64 : 32);
+    const int threads = (c == kNamed || c == kNamedStore) ? 128 : (c == kWake || c == kWakeWarp ? 64 : 32);
     cudaLaunchConfig_t cfg{};
     cudaLaunchAttribute attr[1];
     cfg.gridDim = dim3(cl ? 2 : 1);

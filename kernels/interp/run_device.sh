@@ -120,7 +120,7 @@ if [[ -z "$quick" && "$random" -gt 0 ]] && "$px" generate --help >/dev/null 2>&1
   rm -rf /tmp/xc-gen && "$px" generate --count "$random" --seed 1 --mistake-rate 0.2 --out /tmp/xc-gen >/dev/null
   echo "### $random random protocols (pipesim generate --seed 1 --count $random --mistake-rate 0.2)" >>"$md"
   t0=$(date +%s)
-  "$px" crosscheck --timeout-ms 50 --repeats 1 --no-timestamps --markdown "$out/random.md" /tmp/xc-gen >"$out/random.log" 2>&1
+  "$px" crosscheck --timeout-ms 50 --repeats 1 --no-timestamps --warmup-ms 0 --markdown "$out/random.md" /tmp/xc-gen >"$out/random.log" 2>&1
   echo "   exit $? after $(($(date +%s) - t0)) s"
   tail -1 "$out/random.log" | tee -a "$md"
   # Keep every disagreement (scenario + its block) for regression scenarios.
