@@ -939,13 +939,6 @@ class Engine {
       default: return;
     }
     if (r.violation != MbarViolation::None) return violation(r.violation, c, s, kind, value, site, w);
-    if (r.lost_arrival && !lost_warned_) {
-      lost_warned_ = true;
-      warn("lost_arrival", w ? w->cta : c, w ? w->warp : -1, site,
-           "arrive_expect_tx on " + bar_name(s) + " of CTA " + std::to_string(c) +
-               " found no arrival left to count in this phase: its bytes count, its arrival is lost",
-           {state_note(b), "measured on H100: no fault (a plain arrive in this state faults); the expecting party is a phase ahead of the barrier"});
-    }
     if (kind == OpKind::CompleteTx && b.tx < 0 && b.pending == 0 && !overshoot_warned_) {
       overshoot_warned_ = true;
       warn("tx_overshoot", w ? w->cta : c, w ? w->warp : -1, site,
@@ -1129,7 +1122,6 @@ class Engine {
   double hbm_free_ = 0;
   bool fatal_ = false;
   bool overshoot_warned_ = false;
-  bool lost_warned_ = false;
   uint32_t slots_ = 0;
   std::vector<uint32_t> array_of_slot_;
   int nctas_ = 0, csize_ = 1, wpc_ = 1;

@@ -119,9 +119,9 @@ WarpProgram::WarpProgram(const Kernel& kernel, int cta, int warp)
 }
 
 bool WarpProgram::next(Op& op) {
-  while (qhead_ == queue_.size()) {
-    queue_.clear();
-    qhead_ = 0;
+  while (qhead_ == qsize_) {
+    qsize_ = qhead_ = 0;
+    qspill_.clear();
     if (stack_.empty()) return false;
     Frame& f = stack_.back();
     if (f.pc >= f.body->size()) {
@@ -160,7 +160,8 @@ bool WarpProgram::next(Op& op) {
       case StmtKind::Op: expand(s); break;
     }
   }
-  op = queue_[qhead_++];
+  op = qhead_ < kQueueInline ? qbuf_[qhead_] : qspill_[qhead_ - kQueueInline];
+  ++qhead_;
   return true;
 }
 
@@ -251,7 +252,7 @@ void WarpProgram::expand(const Stmt& s) {
       break;
     default: break;
   }
-  queue_.push_back(op);
+  emit(op);
 }
 
 int64_t WarpProgram::cta_group_of(const Stmt& s) const {
@@ -280,7 +281,7 @@ void WarpProgram::push_commit(const Stmt& s, uint32_t array, int64_t index, int6
   c.b = mask;
   c.flags = kFlagFromPipeline;
   if (kernel_->launch.cta_group == 2) c.flags |= kFlagCtaGroup2;
-  queue_.push_back(c);
+  emit(c);
 }
 
 // ------------------------------------------------------------------ pipelines
@@ -317,7 +318,7 @@ void WarpProgram::emit_acquire_wait(const PipelineDecl& p, PipeWarp& pw, const S
     w.b = st.advances / p.stages;
     w.flags |= kFlagPhaseTracked;
   }
-  queue_.push_back(w);
+  emit(w);
   (void)tail;
 }
 
@@ -329,12 +330,12 @@ void WarpProgram::emit_producer_acquire(const PipelineDecl& p, PipeWarp& pw, con
     w.a = p.stages - 1;
     w.b = 1;
     w.flags = kFlagFromPipeline | kFlagProducerSide;
-    queue_.push_back(w);
+    emit(w);
     Op sw = make(OpKind::StageWrite, s);
     sw.a = s.pipeline;
     sw.b = i;
     sw.flags = kFlagFromPipeline | kFlagProducerSide;
-    queue_.push_back(sw);
+    emit(sw);
     pw.acquired = i;
     advance(pw.producer, p.stages);
     return;
@@ -348,7 +349,7 @@ void WarpProgram::emit_producer_acquire(const PipelineDecl& p, PipeWarp& pw, con
     a.bar = {p.full, static_cast<uint32_t>(i), BarRef::kOwnCta};
     a.a = p.kind == PipelineKind::TmaUmma ? p.tx * kernel_->launch.cta_group : p.tx;
     a.flags = kFlagFromPipeline | kFlagProducerSide;
-    queue_.push_back(a);
+    emit(a);
   }
   pw.acquired = i;
   advance(pw.producer, p.stages);
@@ -366,7 +367,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       if (p.kind == PipelineKind::TmaStore) {
         Op c = make(OpKind::CommitGroup, s);
         c.flags = kFlagFromPipeline | kFlagProducerSide;
-        queue_.push_back(c);
+        emit(c);
         break;
       }
       if (p.kind == PipelineKind::UmmaAsync) {
@@ -381,7 +382,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
                                                 : BarRef{p.full, static_cast<uint32_t>(pw.acquired), BarRef::kOwnCta};
       a.a = n;
       a.flags = kFlagFromPipeline | kFlagProducerSide;
-      queue_.push_back(a);
+      emit(a);
       break;
     }
     case PipeCall::Store: {
@@ -390,7 +391,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       st.a = value(s.bytes, 0);
       st.b = (static_cast<int64_t>(s.pipeline) + 1) << 32 | pw.acquired;
       st.flags = kFlagFromPipeline | kFlagProducerSide;
-      queue_.push_back(st);
+      emit(st);
       break;
     }
     case PipeCall::Tma: {
@@ -404,7 +405,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       // .cta_group::2: the bytes complete on the pair leader's barrier (the engine maps each
       // destination CTA to its leader).
       if (p.kind == PipelineKind::TmaUmma && kernel_->launch.cta_group == 2) t.flags |= kFlagCtaGroup2;
-      queue_.push_back(t);
+      emit(t);
       break;
     }
     case PipeCall::ConsumerWait: {
@@ -420,7 +421,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
         w.b = st.advances / p.stages + 1;  // the k-th wait on a stage needs its (k+1)-th fill
         w.flags |= kFlagPhaseTracked;
       }
-      queue_.push_back(w);
+      emit(w);
       pw.unreleased.push_back(i);
       advance(st, p.stages);
       break;
@@ -446,7 +447,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
         a.bar = at_leader(p.empty, j);
         a.a = n;
         a.flags = kFlagFromPipeline;
-        queue_.push_back(a);
+        emit(a);
         break;
       }
       if (n == 0) break;
@@ -456,7 +457,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
         a.bar = {p.empty, static_cast<uint32_t>(j), BarRef::kOwnCta};
         a.a = n;
         a.flags = kFlagFromPipeline;
-        queue_.push_back(a);
+        emit(a);
         break;
       }
       for (int r = 0; r < kernel_->launch.cluster; ++r) {
@@ -465,7 +466,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
         a.bar = {p.empty, static_cast<uint32_t>(j), r == coord_.rank ? BarRef::kOwnCta : r};
         a.a = n;
         a.flags = kFlagFromPipeline;
-        queue_.push_back(a);
+        emit(a);
       }
       if (mask >> kernel_->launch.cluster)
         throw ScenarioError(p.multicast->loc, "multicast mask " + std::to_string(mask) + " names ranks outside a cluster of " + std::to_string(kernel_->launch.cluster));
@@ -475,7 +476,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       if (p.kind == PipelineKind::TmaStore) {
         Op w = make(OpKind::WaitGroup, s);  // wait_group 0: every store has completed
         w.flags = kFlagFromPipeline | kFlagProducerSide;
-        queue_.push_back(w);
+        emit(w);
         break;
       }
       switch (p.tail) {

@@ -88,8 +88,17 @@ class WarpProgram {
   boost::container::small_vector<int64_t, 24> env_;
   boost::container::small_vector<Frame, 6> stack_;
   boost::container::small_vector<PipeWarp, 4> pipes_;
-  boost::container::small_vector<Op, 8> queue_;  // ops of the current statement, consumed from qhead_
-  size_t qhead_ = 0;
+  // Ops of the current statement, consumed from qhead_: an inline buffer (most statements make
+  // one to three ops) and a spill vector for long expansions (tails, wide multicasts).
+  static constexpr size_t kQueueInline = 8;
+  Op qbuf_[kQueueInline];
+  std::vector<Op> qspill_;
+  size_t qsize_ = 0, qhead_ = 0;
+  void emit(const Op& op) {
+    if (qsize_ < kQueueInline) qbuf_[qsize_] = op;
+    else qspill_.push_back(op);
+    ++qsize_;
+  }
 };
 
 }  // namespace pipesim::sim

@@ -55,12 +55,12 @@ MbarOutcome mbar_arrive(MBarrier& b, int64_t count) {
 
 MbarOutcome mbar_arrive_expect_tx(MBarrier& b, int64_t bytes) {
   if (!b.initialised) return {MbarViolation::Uninit, 0};
+  // The arrival check comes first: the hardware applies expect-tx and the arrive as one op, and
+  // an arrive.expect_tx with no arrival left faults like a plain arrive (crosscheck on H100,
+  // 2026-11-21: scenarios/rules/pending_underflow_expect_tx_broken.scn faults on the device).
+  if (b.pending < 1) return {MbarViolation::PendingUnderflow, 0};
   if (!tx_in_range(b.tx + bytes)) return {MbarViolation::TxRange, 0};
   b.tx += bytes;
-  // Measured on H100 (pipesim crosscheck, 2026-11-21): unlike a plain arrive, an
-  // arrive.expect_tx at pending 0 does not fault. The model keeps its bytes and drops the
-  // arrival (there is none left to count); the engine warns.
-  if (b.pending < 1) return {MbarViolation::None, 0, true};
   return arrive_n(b, 1);
 }
 

@@ -33,7 +33,6 @@ std::string_view violation_id(MbarViolation v);  // "pending_underflow", ... (ex
 struct MbarOutcome {
   MbarViolation violation = MbarViolation::None;
   int phases_completed = 0;  // phases this operation completed (0 or 1)
-  bool lost_arrival = false; // arrive.expect_tx found pending 0: its bytes count, its arrival not
 };
 
 MbarOutcome mbar_init(MBarrier& b, int64_t count);

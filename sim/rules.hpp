@@ -13,7 +13,7 @@ struct RuleInfo {
 };
 
 inline constexpr RuleInfo kRules[] = {
-    {"pending_underflow", true, "a plain arrive would take pending below zero (H100: the kernel faults)"},
+    {"pending_underflow", true, "an arrival would take pending below zero (H100: the kernel faults)"},
     {"tx_range", true, "the transaction count left -(2^20-1) .. 2^20-1"},
     {"count_range", true, "an arrival count of 0 or above 2^20-1, or arrive_drop leaving no participant"},
     {"uninit", true, "a barrier used before init"},
@@ -36,7 +36,6 @@ inline constexpr RuleInfo kRules[] = {
     {"smem_war", true, "a staging buffer written while a bulk store still reads it"},
     {"smem_over_capacity", true, "the shared memory the scenario's config and pipelines need exceeds the per-block limit: the launch would fail"},
     {"tx_overshoot", false, "more bytes landed than the phase's arrivals expected (tx stuck below zero)"},
-    {"lost_arrival", false, "arrive.expect_tx with no arrival left in the phase: bytes count, the arrival is lost (H100: no fault)"},
     {"empty_commit", false, "an empty tcgen05.commit under cta_group::2 reached only the issuing CTA (assumption empty-commit-local)"},
     {"dangling_expect_tx", false, "a CTA exits with a barrier still expecting bytes"},
     {"budget_mismatch", false, "an estimate, launch smem or a pipeline's stages disagrees with what the config's derived footprints give"},

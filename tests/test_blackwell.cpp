@@ -220,22 +220,19 @@ TEST(Bug01bAccProducerPhaseZero, HangNamesTheOverriddenProducerStateAndTheCycle)
 }
 
 // ------------------------------------------------------------------ bug 2
-// The follower's arrive.expect_tx on the leader's full barrier finds no arrival left (H100: no
-// fault, measured by pipesim crosscheck); its bytes double-count, so the MMA warp waits for bytes
-// that never land.
-TEST(Bug02FollowerExpectTx, FollowerArrivalDoubleCountsTheLeadersFullBarrier) {
+// The follower's arrive.expect_tx on the leader's full barrier finds no arrival left: the H100
+// faults on that (crosscheck, 2026-11-21).
+TEST(Bug02FollowerExpectTx, FollowerArrivalUnderflowsTheLeadersFullBarrier) {
   const std::string f = "bugs/02_follower_expect_tx_broken.scn";
   const CheckResult r = check(f);
-  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
-  const sim::Finding* e = finding(r, "lost_arrival");
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Error) << r.report;
+  const sim::Finding* e = finding(r, "pending_underflow");
   ASSERT_NE(e, nullptr);
-  EXPECT_FALSE(e->fatal);
   EXPECT_EQ(e->cta, 1);  // the follower
   EXPECT_EQ(e->warp, 5);
   EXPECT_EQ(r.kernel.sites.at(e->site).loc.line, static_cast<uint32_t>(line_of(f, "arrive_expect_tx ab.full")));
-  EXPECT_REPORT_HAS(r, "arrive_expect_tx on ab.full[0] of CTA 0 found no arrival left to count");
-  EXPECT_REPORT_HAS(r, "(mma) waits on ab.full[0] parity 0");
-  EXPECT_REPORT_HAS(r, "every arrival is in but 57344 expected byte(s) never landed");
+  EXPECT_REPORT_HAS(r, "arrive_expect_tx on ab.full[0] of CTA 0 takes pending below zero");
+  EXPECT_REPORT_HAS(r, "pending 0 of 1, tx 57344");
 }
 
 // ------------------------------------------------------------------ bug 5

@@ -193,17 +193,13 @@ TEST(MbarArriveExpectTx, ZeroBytesIsAPlainArrive) {
   EXPECT_EQ(b.completed, 1);
 }
 
-// Measured by pipesim crosscheck on an H100 (docs/crosscheck-h100-2026-11-21.md): unlike a plain
-// arrive, arrive.expect_tx at pending 0 does not fault. The model adds its bytes, loses its arrival.
-TEST(MbarArriveExpectTx, AtPendingZeroKeepsBytesAndLosesTheArrival) {
+// Crosscheck on an H100 (2026-11-21): a second arrive.expect_tx with no arrival left faults
+// (scenarios/rules/pending_underflow_expect_tx_broken.scn), like a plain arrive (probe U1).
+TEST(MbarArriveExpectTx, AtPendingZeroIsUnderflow) {
   MBarrier b = fresh(1);
   expect_ok(mbar_arrive_expect_tx(b, 256), 0);  // pending 0, tx 256
-  const MbarOutcome r = mbar_arrive_expect_tx(b, 256);
-  EXPECT_EQ(r.violation, MbarViolation::None);
-  EXPECT_TRUE(r.lost_arrival);
-  EXPECT_EQ(b.pending, 0);
-  EXPECT_EQ(b.tx, 512);
-  EXPECT_EQ(mbar_complete_tx(b, 512).phases_completed, 1);
+  EXPECT_EQ(mbar_arrive_expect_tx(b, 256).violation, MbarViolation::PendingUnderflow);
+  EXPECT_EQ(b.tx, 256);  // nothing applied
 }
 
 TEST(MbarCompleteTx, CompletionNeedsTxExactlyZero) {

@@ -91,7 +91,7 @@ const std::vector<RuleCase>& cases() {
   using V = sim::Verdict;
   static const std::vector<RuleCase> v = {
       {"pending_underflow", "pending_underflow", "arrive full", 0, 1, V::Error},
-      {"lost_arrival", "lost_arrival", "arrive_expect_tx full bytes = 4096", 0, 0, V::Hang},
+      {"pending_underflow", "pending_underflow_expect_tx", "arrive_expect_tx full bytes = 4096", 0, 0, V::Error},
       {"pending_underflow", "pending_underflow_raw", "arrive bar count = 3", 0, 0, V::Error},
       {"tx_range", "tx_range", "expect_tx bar bytes = 600_000", 0, 0, V::Error},
       {"count_range", "count_range", "init bar count = warp", 0, 0, V::Error},
