@@ -11,8 +11,11 @@ namespace {
 constexpr Timing kHopperTiming{
     .clock_ghz = 1.98,
     .hbm_bytes_per_ns = 3180.0,  // measured: 132 x 32 KiB per 1360 ns (tma_bandwidth.scn slope)
-    .tma_latency_ns = 585.0,     // native 16 KiB DRAM round trip 811 ns - lane-0 wake - issues (calibration.md)
+    // A copy costs T0 + bytes / sm_copy_bytes_per_ns: native 16 KiB round trip 811 ns, 64 KiB
+    // ~535 ns more (calibration.md) -> ~90 B/ns into one SM, and T0 = 811 - 16384/90 - wake - issues.
+    .tma_latency_ns = 560.0,
     .tma_issue_ns = 10.0,
+    .sm_copy_bytes_per_ns = 90.0,
     .smem_bytes_per_ns = 128.0 * 1.98,
     .op_issue_ns = 4.0,          // native mbarrier.arrive loop: 3.4 - 5.9 ns
     .mbarrier_wake_ns = 55.0,    // native hand-over, whole-warp try_wait: 58.6 ns - issue (lane-0 waits: 203 ns)
@@ -32,6 +35,7 @@ constexpr Timing kBlackwellTiming{
     .hbm_bytes_per_ns = 7670.0,
     .tma_latency_ns = 600.0,
     .tma_issue_ns = 10.0,
+    .sm_copy_bytes_per_ns = 0.0,  // not measured on Blackwell: no per-SM limit assumed
     .smem_bytes_per_ns = 128.0 * 1.965,
     .op_issue_ns = 2.0,
     .mbarrier_wake_ns = 20.0,

@@ -34,6 +34,7 @@ struct Timing {
   double hbm_bytes_per_ns = 0;      // device-wide DRAM bandwidth (bytes/ns == GB/s / 1)
   double tma_latency_ns = 0;        // issue to first byte landing, small copies
   double tma_issue_ns = 0;          // cost to the issuing warp
+  double sm_copy_bytes_per_ns = 0;  // what one SM takes in from bulk copies (0: no per-SM limit)
   double smem_bytes_per_ns = 0;     // per SM, what a bulk store reads out of smem
   double op_issue_ns = 0;           // any other instruction's cost to its warp
   double mbarrier_wake_ns = 0;      // phase flip to waiter resumed

@@ -54,40 +54,32 @@ class EventQueue {
   static constexpr uint64_t kIdxBits = 24;
   bool empty() const { return !held_ && heap_.empty(); }
   void push(const Event& e) {
-    uint32_t idx;
-    if (!free_.empty()) {
-      idx = free_.back();
-      free_.pop_back();
-      pool_[idx] = e;
-    } else {
-      idx = static_cast<uint32_t>(pool_.size());
-      if (idx >= (1u << kIdxBits)) throw std::runtime_error("more than 16M simultaneous events in flight");
-      pool_.push_back(e);
-    }
-    const QKey k{static_cast<uint64_t>(std::max(0.0, e.t) * 1000.0 + 0.5), (e.seq << kIdxBits) | idx};
+    // The held event keeps its payload inline; its key has index 0 (sequence numbers are
+    // unique, so the index never decides an order).
+    const QKey k{static_cast<uint64_t>(std::max(0.0, e.t) * 1000.0 + 0.5), e.seq << kIdxBits};
     if (!held_) {
       if (heap_.empty() || before(k, heap_.front())) {
-        hold_ = k;
+        hold_ = e;
+        hold_key_ = k;
         held_ = true;
         return;
       }
-    } else if (before(k, hold_)) {
-      heap_push(hold_);
-      hold_ = k;
+    } else if (before(k, hold_key_)) {
+      heap_insert(hold_, hold_key_);
+      hold_ = e;
+      hold_key_ = k;
       return;
     }
-    heap_push(k);
+    heap_insert(e, k);
   }
   Event pop() {
-    QKey k;
     if (held_) {
       held_ = false;
-      k = hold_;
-    } else {
-      std::pop_heap(heap_.begin(), heap_.end(), Later{});
-      k = heap_.back();
-      heap_.pop_back();
+      return hold_;
     }
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    const QKey k = heap_.back();
+    heap_.pop_back();
     const uint32_t idx = static_cast<uint32_t>(k.seq_idx & ((1u << kIdxBits) - 1));
     free_.push_back(idx);
     return pool_[idx];
@@ -100,14 +92,26 @@ class EventQueue {
   struct Later {
     bool operator()(const QKey& a, const QKey& b) const { return before(b, a); }
   };
-  void heap_push(const QKey& k) {
+  void heap_insert(const Event& e, QKey k) {
+    uint32_t idx;
+    if (!free_.empty()) {
+      idx = free_.back();
+      free_.pop_back();
+      pool_[idx] = e;
+    } else {
+      idx = static_cast<uint32_t>(pool_.size());
+      if (idx >= (1u << kIdxBits)) throw std::runtime_error("more than 16M simultaneous events in flight");
+      pool_.push_back(e);
+    }
+    k.seq_idx |= idx;
     heap_.push_back(k);
     std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
   std::vector<QKey> heap_;
   std::vector<Event> pool_;
   std::vector<uint32_t> free_;
-  QKey hold_{};
+  Event hold_{};
+  QKey hold_key_{};
   bool held_ = false;
 };
 
@@ -171,6 +175,7 @@ struct SmRt {
   int resident = 0;              // CTAs on this SM
   double tc_free = 0;            // tensor pipe busy until
   double tc_busy = 0;            // total tensor pipe time
+  double copy_free = 0;          // bulk-copy ingest busy until
   int64_t tmem_free = 0;         // TMEM columns free
   std::vector<uint32_t> alloc_waiters;  // warps blocked in tcgen05.alloc, FIFO
 };
@@ -818,11 +823,14 @@ class Engine {
     const double start = std::max(now_ + jit(tm_.tma_issue_ns), hbm_free_);
     hbm_free_ = start + static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
     dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
-    const double land_at = hbm_free_ + jit(tm_.tma_latency_ns);
+    const double dram_done = hbm_free_;
+    const double latency = jit(tm_.tma_latency_ns);
+    double land_at = dram_done + latency;  // the latest landing of this copy, for the trace
     const int base = cluster_of(w.cta) * csize_;
     for (int r = 0; r < csize_; ++r) {
       int dst = op.b == 0 ? (r == 0 ? w.cta : -1) : (((op.b >> r) & 1) ? base + r : -1);
       if (dst < 0) continue;
+      const int dst_data = dst;  // where the bytes land (the barrier may be the pair leader's)
       // .cta_group::2: the data lands in dst, its bytes complete on the barrier of dst's pair leader.
       if (op.flags & kFlagCtaGroup2) dst = base + ((dst - base) & ~1);
       CtaRt& dc = cta(dst);
@@ -835,10 +843,20 @@ class Engine {
                          (dc.bars[s].initialised ? " before its init was made visible (fence_init" +
                                                        std::string(remote ? " and a cluster barrier)" : ")")
                                                  : ", which was never initialised"));
+      // Each destination SM takes the bytes in at sm_copy_bytes_per_ns (measured on H100), after
+      // its earlier copies: one SM cannot absorb a copy at the whole device's DRAM rate.
+      double at = dram_done;
+      if (tm_.sm_copy_bytes_per_ns > 0) {
+        SmRt& sm = sms_[static_cast<size_t>(cta(dst_data).sm)];
+        sm.copy_free = std::max(sm.copy_free, start) + static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns;
+        at = std::max(at, sm.copy_free);
+      }
+      at += latency;
+      land_at = std::max(land_at, at);
       ++dc.tma_inflight;
       dc.inflight_site = op.site;
       dc.inflight_warp = id;
-      push(land_at, EventKind::TxLand, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, op.a,
+      push(at, EventKind::TxLand, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, op.a,
            dc.bars[s].completed);
     }
     if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, land_at, op.site, "tma " + std::to_string(op.a) + " B -> " + bar_name(s), false});
