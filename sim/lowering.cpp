@@ -355,6 +355,13 @@ void WarpProgram::emit_producer_acquire(const PipelineDecl& p, PipeWarp& pw, con
   advance(pw.producer, p.stages);
 }
 
+// A call that works on "the stage this warp acquired" needs a producer_acquire before it.
+void WarpProgram::require_acquired(const PipelineDecl& p, const PipeWarp& pw, const Stmt& s) const {
+  if (pw.acquired < 0)
+    throw ScenarioError(kernel_->sites[s.site].loc,
+                        kernel_->sites[s.site].what + " before any " + p.name + ".producer_acquire in this warp");
+}
+
 void WarpProgram::expand_pipe(const Stmt& s) {
   const PipelineDecl& p = kernel_->pipelines.at(s.pipeline);
   PipeWarp& pw = pipes_.at(s.pipeline);
@@ -362,7 +369,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
   switch (s.call) {
     case PipeCall::ProducerAcquire: emit_producer_acquire(p, pw, s); break;
     case PipeCall::ProducerCommit: {
-      if (pw.acquired < 0) throw ScenarioError(kernel_->sites[s.site].loc, p.name + ".producer_commit before any " + p.name + ".producer_acquire in this warp");
+      require_acquired(p, pw, s);
       if (p.kind == PipelineKind::TmaAsync || p.kind == PipelineKind::TmaUmma) break;  // the TMA completes the bytes
       if (p.kind == PipelineKind::TmaStore) {
         Op c = make(OpKind::CommitGroup, s);
@@ -386,7 +393,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       break;
     }
     case PipeCall::Store: {
-      if (pw.acquired < 0) throw ScenarioError(kernel_->sites[s.site].loc, "store " + p.name + " before any " + p.name + ".producer_acquire in this warp");
+      require_acquired(p, pw, s);
       Op st = make(OpKind::BulkStore, s);
       st.a = value(s.bytes, 0);
       st.b = (static_cast<int64_t>(s.pipeline) + 1) << 32 | pw.acquired;
@@ -395,7 +402,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       break;
     }
     case PipeCall::Tma: {
-      if (pw.acquired < 0) throw ScenarioError(kernel_->sites[s.site].loc, "tma " + p.name + " before any " + p.name + ".producer_acquire in this warp");
+      require_acquired(p, pw, s);
       Op t = make(OpKind::TmaLoad, s);
       t.bar = {p.full, static_cast<uint32_t>(pw.acquired), BarRef::kOwnCta};
       t.a = value(s.bytes, p.tx);

@@ -73,6 +73,7 @@ class WarpProgram {
   void advance(SideState& st, int64_t stages);
   void emit_acquire_wait(const PipelineDecl& p, PipeWarp& pw, const Stmt& s, bool tail);
   void emit_producer_acquire(const PipelineDecl& p, PipeWarp& pw, const Stmt& s);
+  void require_acquired(const PipelineDecl& p, const PipeWarp& pw, const Stmt& s) const;
 
   int64_t leader_rank() const;   // cluster rank of this CTA pair's leader (own rank if cta_group 1)
   int64_t pair_mask() const;     // the pair's ranks (own rank only if cta_group 1)

@@ -323,6 +323,18 @@ TEST(CheckBadInput, DivisionByZeroAtRunTimeIsBadInputWithCaret) {
   EXPECT_EQ(std::stoul(d[0].substr(std::string("inline.scn:5:").size())), col) << r.diagnostic;
 }
 
+// Pipeline calls that work on "the stage this warp acquired" before any producer_acquire, and a
+// release without a wait: bad input at the call, with the call named.
+TEST(CheckBadInput, PipelineCallsOutOfOrderAreBadInputAtTheCall) {
+  const std::string decl = "pipeline ab : tma -> threads, stages = 2, tx = 1024\n";
+  const CheckResult t = check_text("inline.scn", std::string(kHeader) + decl + "role p warp 0:\n  tma ab\nexpect ok\n", {});
+  ASSERT_TRUE(t.bad_input) << t.report;
+  EXPECT_EQ(t.diagnostic.rfind("inline.scn:6:3: error: tma ab before any ab.producer_acquire in this warp", 0), 0u) << t.diagnostic;
+  const CheckResult c = check_text("inline.scn", std::string(kHeader) + decl + "role c warp 0:\n  ab.consumer_release\nexpect ok\n", {});
+  ASSERT_TRUE(c.bad_input) << c.report;
+  EXPECT_TRUE(has(c.diagnostic, "inline.scn:6:3: error: ab.consumer_release without a matching ab.consumer_wait")) << c.diagnostic;
+}
+
 // A barrier index past the array, known only at run time: bad input at the index expression
 // (sim/program.hpp: ScenarioError). NB: rules.hpp lists "index" under bad_operand as well.
 TEST(CheckBadInput, BarrierIndexPastTheArrayAtRunTimeIsBadInput) {
