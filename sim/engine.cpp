@@ -194,6 +194,9 @@ class Engine {
   Engine(const Kernel& k, const RunOptions& o) : k_(k), o_(o), rng_(o.seed) {
     const model::Timing& t = k.arch->time;
     tm_ = t;
+    tm_.op_issue_ns *= o.issue_scale;
+    tm_.tma_issue_ns *= o.issue_scale;
+    tm_.mma_issue_ns *= o.issue_scale;
     for (const BarrierArray& a : k.barriers) slots_ += a.size;
     array_of_slot_.reserve(slots_);
     for (uint32_t a = 0; a < k.barriers.size(); ++a)

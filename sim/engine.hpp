@@ -14,6 +14,7 @@ namespace pipesim::sim {
 struct RunOptions {
   uint64_t seed = 1;
   double jitter = 0.0;              // relative latency jitter in [0, 1): 0.1 = +-10 %
+  double issue_scale = 1.0;         // multiplies every instruction's issue cost (interleaving search)
   uint64_t max_events = 2'000'000'000ULL;  // guard: pipesim itself never runs away
   bool record_trace = false;        // keep the per-warp timeline for --trace
   // Named assumptions (docs/semantics.md): an empty tcgen05.commit group under cta_group::2

@@ -15,6 +15,8 @@
 #include "sim/stream.hpp"
 #include "verify/check.hpp"
 #include "verify/crosscheck_command.hpp"
+#include "verify/explore.hpp"
+#include "verify/report.hpp"
 
 namespace pipesim::verify {
 namespace {
@@ -144,6 +146,50 @@ TEST(Crosscheck, DifferentEndPhaseDisagrees) {
   EXPECT_EQ(c.agreement, Agreement::Disagree);
   ASSERT_EQ(c.phase_mismatches.size(), 1u);
   EXPECT_NE(c.phase_mismatches[0].find("model phase 3 (parity 1), device parity 0"), std::string::npos) << c.phase_mismatches[0];
+}
+
+// A race: warp 0 arrives on `b` while warp 1 tests it; with equal compute the fixed order lets the
+// arrive win (the test_wait assertion fails), with jitter and slower issue either can win.
+const char* kRace =
+    "kernel race on sm_90a\nlaunch ctas = 1, threads = 64\nbarrier b count = 1\n"
+    "role a warp 0:\n  compute 100 ns\n  arrive b\n"
+    "role w warp 1:\n  compute 100 ns\n  test_wait b parity = 0 expect false\n"
+    "expect ok\n";
+
+TEST(Explore, FindsBothOutcomesOfARace) {
+  const CheckResult r = check_text("race.scn", kRace, {});
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  EXPECT_EQ(outcome_text(r.result), "error assertion");  // the fixed order
+  const Exploration e = explore(r.kernel, {}, 16, 0.5);
+  EXPECT_EQ(e.runs.size(), 16u);
+  EXPECT_TRUE(e.timing_dependent());
+  EXPECT_TRUE(e.outcomes.count("ok"));
+  EXPECT_TRUE(e.outcomes.count("error assertion"));
+}
+
+TEST(Explore, ADeterministicProtocolHasOneOutcome) {
+  const Prepared p = prepare("hopper/ws_gemm.scn");
+  const Exploration e = explore(p.check.kernel, {}, 4, 0.5);
+  EXPECT_FALSE(e.timing_dependent());
+  EXPECT_EQ(e.outcomes.count("ok"), 1u);
+}
+
+// The device finished the race (ok) where the fixed-order model run failed the assertion: a
+// disagreement that an explored interleaving explains, counted apart from plain agreement.
+TEST(Crosscheck, ARaceAgreesOnlyThroughAnExploredInterleaving) {
+  Prepared p{check_text("race.scn", kRace, {}), {}};
+  ASSERT_FALSE(p.check.bad_input) << p.check.diagnostic;
+  p.streams = sim::materialise(p.check.kernel);
+  const sim::DeviceResult d = device_like_model(p);
+  const Comparison fixed = compare(p.check.kernel, p.check.result, p.streams, d);
+  ASSERT_EQ(fixed.agreement, Agreement::Disagree);
+  const Comparison c = reconcile(p.check.kernel, fixed, explore(p.check.kernel, {}, 16, 0.5), p.streams, d);
+  EXPECT_EQ(c.agreement, Agreement::AgreeTimingDependent);
+  EXPECT_EQ(agreement_name(c.agreement), "agree (timing-dependent)");
+  ASSERT_FALSE(c.notes.empty());
+  EXPECT_NE(c.notes.back().find("the verdict depends on timing"), std::string::npos) << c.notes.back();
+  // With nothing explored the disagreement stands.
+  EXPECT_EQ(reconcile(p.check.kernel, fixed, Exploration{}, p.streams, d).agreement, Agreement::Disagree);
 }
 
 TEST(Crosscheck, HangPointsCompared) {

@@ -63,7 +63,7 @@ if ! "$PIPESIM" --help 2>&1 | grep -qE '^ +crosscheck\b'; then
   echo "== crosscheck: UNAVAILABLE — this pipesim ($PIPESIM) has no 'crosscheck' command; only the model ran"
   exit 2
 fi
-agree=0; disagree=0; model_only=0; skipped=0; unavailable=0; bad=0
+agree=0; racy=0; disagree=0; model_only=0; skipped=0; unavailable=0; bad=0
 mkdir -p "$OUT/disagreements"
 keep() { cp "$1" "$OUT/disagreements/"; }
 if [[ "${PER_FILE:-0}" == 1 ]]; then
@@ -95,6 +95,7 @@ else
     case $verdict in
       *DISAGREE) disagree=$((disagree + 1)); keep "$file" ;;
       *"model-only rule") model_only=$((model_only + 1)) ;;
+      *"agree (timing-dependent)") racy=$((racy + 1)) ;;
       *skipped) skipped=$((skipped + 1)) ;;
       *unavailable) unavailable=$((unavailable + 1)) ;;
       *agree) agree=$((agree + 1)) ;;
@@ -104,8 +105,8 @@ else
   summary=$(grep -E '^[0-9]+ scenario\(s\) on' "$OUT/crosscheck.log" | tail -1)
   [[ -n "$summary" ]] && echo "== crosscheck says: $summary"
 fi
-compared=$((agree + disagree))
-echo "== differential: $N generated, $compared compared: $agree agree, $disagree disagree" \
+compared=$((agree + racy + disagree))
+echo "== differential: $N generated, $compared compared: $agree agree, $racy agree only through an explored interleaving (races), $disagree disagree" \
      "($model_only model-only rule, $skipped skipped, $unavailable unavailable, $bad bad input)"
 if [[ $disagree -gt 0 ]]; then
   echo "   disagreeing scenarios kept in $OUT/disagreements/ (mistake: $(for f in "$OUT"/disagreements/*.scn; do mistake_of "$f"; done | sort | uniq -c | tr '\n' ' '))"

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "verify/check.hpp"
+#include "verify/explore.hpp"
 #include "verify/inputs.hpp"
 #include "verify/json_report.hpp"
 #include "verify/report.hpp"
@@ -27,6 +28,8 @@ struct Options {
   bool verbose = false;
   std::string trace;
   std::vector<std::string> assume;
+  int explore = 0;            // extra jittered runs per scenario (race check)
+  double explore_jitter = 0.3;
 };
 
 
@@ -76,6 +79,10 @@ int run_check(const Options& o) {
       return 2;
     }
   }
+  if (o.explore < 0 || o.explore > 1000 || o.explore_jitter <= 0 || o.explore_jitter >= 1) {
+    std::cerr << "pipesim: error: --explore takes 0..1000 runs and --explore-jitter a value in (0, 1)\n";
+    return 2;
+  }
   if (o.jitter < 0 || o.jitter >= 1) {
     std::cerr << "pipesim: error: --jitter must be in [0, 1)\n";
     return 2;
@@ -86,6 +93,21 @@ int run_check(const Options& o) {
   const bool single = files.size() == 1;
   for (const std::string& f : files) {
     CheckResult r = check_file(f, co);
+    if (!r.bad_input && o.explore > 0) {
+      try {
+        const Exploration e = explore(r.kernel, co.run, o.explore, o.explore_jitter);
+        std::string line = fmt::format("interleavings: {} runs with jitter {}:", o.explore, o.explore_jitter);
+        for (const auto& [what, n] : e.outcomes) line += fmt::format(" {} x{}", what, n);
+        if (e.timing_dependent()) {
+          line += " -- the verdict depends on timing (a race)";
+          // A race the scenario does not expect is a problem, even if this run's order hid it.
+          if (r.matches_expect) r.matches_expect = e.outcomes.size() == 1;
+        }
+        r.report += line + "\n";
+      } catch (const std::exception& ex) {
+        r.report += std::string("interleavings: not explored: ") + ex.what() + "\n";
+      }
+    }
     if (r.bad_input) {
       exit_code = 2;
       if (!o.json) std::cerr << r.diagnostic;
@@ -136,6 +158,9 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   c->add_flag("--json", o->json, "machine-readable report (schema pipesim.check/1)");
   c->add_flag("-v,--verbose", o->verbose, "print every scenario's full report");
   c->add_option("--assume", o->assume, "set a named model assumption: empty-commit-local=on|off")->type_name("NAME=on|off")->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  c->add_option("--explore", o->explore, "race check: also run N seeds with latency jitter and report every verdict reached")
+      ->type_name("N");
+  c->add_option("--explore-jitter", o->explore_jitter, "jitter of the --explore runs")->capture_default_str();
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of one scenario")->type_name("FILE");
   c->callback([o, &action] { action = [o] { return run_check(*o); }; });
   return c;

@@ -13,6 +13,7 @@
 
 #include "sim/engine.hpp"
 #include "sim/stream.hpp"
+#include "verify/explore.hpp"
 
 namespace pipesim::verify {
 
@@ -25,7 +26,9 @@ std::optional<sim::DeviceOutcome> expected_device_outcome(const sim::RunResult& 
 // says which.
 bool device_may_run(const sim::RunResult& model, std::string& why);
 
-enum class Agreement : uint8_t { Agree, Disagree, NotComparable, Skipped, Unavailable };
+// AgreeTimingDependent: the model's fixed-order run disagrees, but one of its explored
+// interleavings (verify/explore.hpp) reaches exactly what the device showed: a race, counted apart.
+enum class Agreement : uint8_t { Agree, AgreeTimingDependent, Disagree, NotComparable, Skipped, Unavailable };
 std::string_view agreement_name(Agreement a);
 
 // A warp that is stuck at the end of the run.
@@ -63,6 +66,11 @@ struct Comparison {
 // Compares a model run with a device run of the same streams.
 Comparison compare(const sim::Kernel& kernel, const sim::RunResult& model, const sim::OpStreams& streams,
                    const sim::DeviceResult& device);
+
+// A disagreement judged against the interleavings the model can take: the first explored run that
+// agrees with the device turns it into AgreeTimingDependent (with a note); otherwise it stands.
+Comparison reconcile(const sim::Kernel& kernel, Comparison fixed, const Exploration& explored, const sim::OpStreams& streams,
+                     const sim::DeviceResult& device);
 
 // The human side-by-side block for one scenario.
 std::string render_comparison(const sim::Kernel& kernel, const sim::OpStreams& streams, const sim::DeviceResult& device,

@@ -1,0 +1,25 @@
+#include "verify/explore.hpp"
+
+#include "verify/report.hpp"
+
+namespace pipesim::verify {
+
+Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int n, double jitter) {
+  Exploration e;
+  for (int i = 1; i <= n; ++i) {
+    sim::RunOptions o = base;
+    o.seed = base.seed + static_cast<uint64_t>(i);
+    o.jitter = jitter;
+    // Besides latency jitter, vary how costly issuing an instruction is against the latencies
+    // (code between the modelled ops, a slower SM): 1x, 3x, 10x, 30x in turn.
+    static constexpr double kIssueScale[] = {1.0, 3.0, 10.0, 30.0};
+    o.issue_scale = base.issue_scale * kIssueScale[(i - 1) % 4];
+    o.record_trace = base.record_trace;
+    sim::RunResult r = sim::run(kernel, o);
+    ++e.outcomes[outcome_text(r)];
+    e.runs.push_back({o.seed, std::move(r)});
+  }
+  return e;
+}
+
+}  // namespace pipesim::verify

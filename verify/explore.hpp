@@ -1,0 +1,29 @@
+// Interleavings: a scenario whose verdict depends on timing is a race. Re-running the model under
+// several seeds with latency jitter shows which verdicts it can reach; `pipesim check --explore`
+// reports them and `pipesim crosscheck` accepts a device outcome the model can reach (counted apart).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/engine.hpp"
+
+namespace pipesim::verify {
+
+struct Exploration {
+  struct Run {
+    uint64_t seed;
+    sim::RunResult result;
+  };
+  std::vector<Run> runs;                // one per seed, in seed order
+  std::map<std::string, int> outcomes;  // "ok", "hang", "error stale_wait" -> how many runs
+  bool timing_dependent() const { return outcomes.size() > 1; }
+};
+
+// Runs the kernel under seeds base.seed+1 .. base.seed+n with `jitter` (0 < jitter < 1), cycling
+// the instruction issue cost through 1x, 3x, 10x and 30x.
+// Throws what sim::run throws (ScenarioError on bad operands).
+Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int n, double jitter);
+
+}  // namespace pipesim::verify
