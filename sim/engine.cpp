@@ -887,8 +887,9 @@ class Engine {
     nb.arrived += 32;
     nb.warps.push_back(id);
     if (nb.arrived >= nb.count) {
+      // Under jitter every released warp gets its own latency, so released warps can reorder.
       const double at = now_ + jit(tm_.named_barrier_ns);
-      for (uint32_t x : nb.waiters) resume(warps_[x], x, at);
+      for (uint32_t x : nb.waiters) resume(warps_[x], x, o_.jitter > 0 ? now_ + jit(tm_.named_barrier_ns) : at);
       nb = NamedRt{};
       push(at, EventKind::WarpStep, id);
       return;
@@ -919,7 +920,7 @@ class Engine {
     ws.swap(c.waiters);
     for (uint32_t x : ws) {
       cta(warps_[x].cta).cluster_synced = true;
-      resume(warps_[x], x, at);
+      resume(warps_[x], x, o_.jitter > 0 ? now_ + jit(tm_.cluster_barrier_ns) : at);
     }
   }
 
