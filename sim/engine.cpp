@@ -346,9 +346,9 @@ class Engine {
         break;
       }
       case EventKind::TxLand: land(e); break;
-      case EventKind::RemoteOp: remote(e); break;
+      case EventKind::RemoteOp: deliver(e, std::string(op_name(e.op))); break;
       case EventKind::StoreReadDone: --cta(static_cast<int>(e.target)).store_reads_inflight; break;
-      case EventKind::AsyncArrive: async_arrive(e); break;
+      case EventKind::AsyncArrive: deliver(e, "tcgen05.commit arrival"); break;
     }
   }
 
@@ -707,17 +707,6 @@ class Engine {
     push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
   }
 
-  void async_arrive(const Event& e) {
-    CtaRt& ct = cta(static_cast<int>(e.target));
-    WarpRt& from = warps_[e.from_warp];
-    if (ct.exited)
-      return fault("exited_target", &from, e.site, "tcgen05.commit arrival on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) + " after that CTA exited");
-    const bool remote = static_cast<int>(e.target) != from.cta;
-    if (ct.bars[e.slot].initialised && !(remote ? ct.visible[e.slot] : ct.fenced[e.slot]))
-      return fault("init_not_fenced", &from, e.site, "tcgen05.commit arrives on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) + " before its init was made visible");
-    apply(static_cast<int>(e.target), e.slot, OpKind::Arrive, 1, e.site, &from);
-  }
-
   void do_alloc(WarpRt& w, uint32_t id) {
     const Op& op = w.cur;
     if (!check_cta_group(w, op)) return;
@@ -1009,17 +998,19 @@ class Engine {
     apply(static_cast<int>(e.target), e.slot, OpKind::CompleteTx, e.value, e.site, from);
   }
 
-  void remote(const Event& e) {
+  // An arrival or tx operation landing on another CTA (remote arrive, tcgen05.commit) or on
+  // this one from the async proxy (tcgen05.commit): the target must still run, and the barrier's
+  // init must be visible — published to the cluster for another CTA, fenced for its own.
+  void deliver(const Event& e, const std::string& what) {
     CtaRt& ct = cta(static_cast<int>(e.target));
     WarpRt& from = warps_[e.from_warp];
-    if (ct.exited)
-      return fault("exited_target", &from, e.site,
-                   std::string(op_name(e.op)) + " on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) +
-                       " arrived after that CTA exited");
-    if (!ct.visible[e.slot] && ct.bars[e.slot].initialised)
+    const std::string where = bar_name(e.slot) + " of CTA " + std::to_string(e.target);
+    if (ct.exited) return fault("exited_target", &from, e.site, what + " on " + where + " arrived after that CTA exited");
+    const bool remote = static_cast<int>(e.target) != from.cta;
+    if (ct.bars[e.slot].initialised && !(remote ? ct.visible[e.slot] : ct.fenced[e.slot]))
       return fault("init_not_fenced", &from, e.site,
-                   std::string(op_name(e.op)) + " on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) +
-                       " before its init was published to the cluster (fence_init and a cluster barrier)");
+                   what + " on " + where + " before its init was made visible (" +
+                       (remote ? "fence_init and a cluster barrier)" : "fence_init)"));
     apply(static_cast<int>(e.target), e.slot, e.op, e.value, e.site, &from);
   }
 
