@@ -176,7 +176,7 @@ Op WarpProgram::make(OpKind kind, const Stmt& s) const {
   return op;
 }
 
-BarRef WarpProgram::bar_of(const BarOperand& b, const Stmt& s) const {
+BarRef WarpProgram::bar_of(const BarOperand& b) const {
   const BarrierArray& arr = kernel_->barriers.at(b.array);
   const int64_t idx = eval_in(b.index, env_);
   if (idx < 0 || idx >= arr.size)
@@ -190,13 +190,12 @@ BarRef WarpProgram::bar_of(const BarOperand& b, const Stmt& s) const {
                                            std::to_string(kernel_->launch.cluster));
     r.rank = static_cast<int32_t>(rank);
   }
-  (void)s;
   return r;
 }
 
 void WarpProgram::expand(const Stmt& s) {
   Op op = make(s.op, s);
-  if (s.bar) op.bar = bar_of(*s.bar, s);
+  if (s.bar) op.bar = bar_of(*s.bar);
   switch (s.op) {
     case OpKind::Compute: op.a = value(s.ns, 0); break;
     case OpKind::Wait:
@@ -304,7 +303,7 @@ void WarpProgram::advance(SideState& st, int64_t stages) {
   }
 }
 
-void WarpProgram::emit_acquire_wait(const PipelineDecl& p, PipeWarp& pw, const Stmt& s, bool tail) {
+void WarpProgram::emit_acquire_wait(const PipelineDecl& p, PipeWarp& pw, const Stmt& s) {
   SideState& st = pw.producer;
   const int64_t i = stage_index(st, p.stages);
   Op w = make(OpKind::Wait, s);
@@ -319,7 +318,6 @@ void WarpProgram::emit_acquire_wait(const PipelineDecl& p, PipeWarp& pw, const S
     w.flags |= kFlagPhaseTracked;
   }
   emit(w);
-  (void)tail;
 }
 
 void WarpProgram::emit_producer_acquire(const PipelineDecl& p, PipeWarp& pw, const Stmt& s) {
@@ -340,7 +338,7 @@ void WarpProgram::emit_producer_acquire(const PipelineDecl& p, PipeWarp& pw, con
     advance(pw.producer, p.stages);
     return;
   }
-  emit_acquire_wait(p, pw, s, false);
+  emit_acquire_wait(p, pw, s);
   const bool arms = p.kind == PipelineKind::TmaAsync || (p.kind == PipelineKind::TmaUmma && env_[kSlotIsLeader]);
   if (arms) {
     // One elected thread arms the full barrier with the stage's bytes; under PipelineTmaUmma
@@ -496,7 +494,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
           break;
         case TailVariant::Cutlass46:
           for (int64_t k = 0; k < p.stages; ++k) {
-            emit_acquire_wait(p, pw, s, true);
+            emit_acquire_wait(p, pw, s);
             advance(pw.producer, p.stages);
           }
           break;

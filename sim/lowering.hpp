@@ -66,12 +66,12 @@ class WarpProgram {
   void expand_pipe(const Stmt& s);
   void set_state(const Stmt& s);
   Op make(OpKind kind, const Stmt& s) const;
-  BarRef bar_of(const BarOperand& b, const Stmt& s) const;
+  BarRef bar_of(const BarOperand& b) const;
   int64_t value(const std::optional<Expr>& e, int64_t fallback) const;
   int64_t stage_index(const SideState& st, int64_t stages) const;
   int64_t stage_phase(const SideState& st, int64_t stages) const;
   void advance(SideState& st, int64_t stages);
-  void emit_acquire_wait(const PipelineDecl& p, PipeWarp& pw, const Stmt& s, bool tail);
+  void emit_acquire_wait(const PipelineDecl& p, PipeWarp& pw, const Stmt& s);
   void emit_producer_acquire(const PipelineDecl& p, PipeWarp& pw, const Stmt& s);
   void require_acquired(const PipelineDecl& p, const PipeWarp& pw, const Stmt& s) const;
 
