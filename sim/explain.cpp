@@ -88,12 +88,13 @@ void contributions(const Kernel& k, const HangInput& in, int cta, const Op& op, 
   }
 }
 
-Key key_of_wait(const Kernel& k, const HangInput::Warp& w) {
+// The resource a blocked warp waits on. TMEM is per SM, so any CTA on that SM can free it.
+Key key_of_wait(const Kernel& k, const HangInput& in, const HangInput::Warp& w) {
   switch (w.wait) {
     case WaitKind::Mbarrier: return key_of(WaitKind::Mbarrier, w.cta, w.slot);
     case WaitKind::Named: return key_of(WaitKind::Named, w.cta, static_cast<uint64_t>(w.op.a));
     case WaitKind::Cluster: return key_of(WaitKind::Cluster, cta_coord(k, w.cta).cluster, 0);
-    case WaitKind::Tmem: return 0;  // keyed by SM: see key_of_tmem
+    case WaitKind::Tmem: return key_of(WaitKind::Tmem, in.sm_of_cta[static_cast<size_t>(w.cta)], 0);
     case WaitKind::None: break;
   }
   return 0;
@@ -129,10 +130,6 @@ void static_arrivers(const Kernel& k, uint32_t array, const std::vector<Stmt>& b
 
 void explain_hang(HangInput& in) {
   const Kernel& k = in.kernel;
-  auto key_of_wait = [&](const Kernel& kk, const HangInput::Warp& w) -> Key {
-    if (w.wait == WaitKind::Tmem) return key_of(WaitKind::Tmem, in.sm_of_cta[static_cast<size_t>(w.cta)], 0);
-    return pipesim::sim::key_of_wait(kk, w);
-  };
   HangReport& rep = in.result.hang;
   rep.unlaunched_clusters = in.unlaunched_clusters;
   const int n = static_cast<int>(in.warps.size());
@@ -145,10 +142,9 @@ void explain_hang(HangInput& in) {
     const auto& w = in.warps[static_cast<size_t>(i)];
     const int cl = cta_coord(k, w.cta).cluster;
     cluster_warps[cl].push_back(i);
-    if (w.wait == WaitKind::Tmem) tmem_keys.insert(key_of_wait(k, w));
-    else if (w.wait != WaitKind::None) interest[cl].insert(key_of_wait(k, w));
+    if (w.wait == WaitKind::Tmem) tmem_keys.insert(key_of_wait(k, in, w));
+    else if (w.wait != WaitKind::None) interest[cl].insert(key_of_wait(k, in, w));
   }
-  for (auto& [cl, keys] : interest) keys.insert(tmem_keys.begin(), tmem_keys.end());
   for (auto& [cl, ws] : cluster_warps) interest[cl].insert(tmem_keys.begin(), tmem_keys.end());
 
   // Look ahead in every live warp's own stream for the first op that touches each resource of
@@ -184,7 +180,7 @@ void explain_hang(HangInput& in) {
   for (int i = 0; i < n; ++i) {
     const auto& w = in.warps[static_cast<size_t>(i)];
     if (w.wait == WaitKind::None) continue;
-    const Key key = key_of_wait(k, w);
+    const Key key = key_of_wait(k, in, w);
     HangGroup g;
     g.members.push_back({w.cta, w.warp});
     g.role = w.role;
@@ -408,7 +404,7 @@ void explain_hang(HangInput& in) {
     for (size_t i = 0; i + 1 < path.size(); ++i) {
       const auto& a = in.warps[static_cast<size_t>(path[i])];
       const auto& b = in.warps[static_cast<size_t>(path[i + 1])];
-      auto f = future[static_cast<size_t>(path[i + 1])].find(key_of_wait(k, a));
+      auto f = future[static_cast<size_t>(path[i + 1])].find(key_of_wait(k, in, a));
       if (i == 0) s += who(k, a, ref) + " waits on " + waits_on(k, a) + " at " + line_of(k, a.op.site);
       s += "; that needs " + who(k, b, ref) +
            (f != future[static_cast<size_t>(path[i + 1])].end() ? " to reach " + line_of(k, f->second) : std::string(" to arrive"));
