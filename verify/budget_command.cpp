@@ -104,19 +104,6 @@ nlohmann::json device_json(const model::Capacity& dev, const std::string& arch_n
   return {{"device", cap_json(dev)}, {"table", arch ? cap_json(arch->cap) : nlohmann::json(nullptr)}};
 }
 
-bool parse_define(const std::string& d, Define& out) {
-  const size_t eq = d.find('=');
-  if (eq == std::string::npos || eq == 0) return false;
-  out.name = d.substr(0, eq);
-  try {
-    size_t used = 0;
-    out.value = std::stoll(d.substr(eq + 1), &used, 0);
-    return used == d.size() - eq - 1;
-  } catch (...) {
-    return false;
-  }
-}
-
 // `pipesim budget FILE`: the scenario's config through the model, and the scenario against it.
 int run_file(const State& st) {
   std::vector<Define> defines;

@@ -33,20 +33,6 @@ struct Options {
 };
 
 
-bool parse_define(const std::string& d, Define& out) {
-  const size_t eq = d.find('=');
-  if (eq == std::string::npos || eq == 0) return false;
-  out.name = d.substr(0, eq);
-  const std::string v = d.substr(eq + 1);
-  try {
-    size_t used = 0;
-    out.value = std::stoll(v, &used, 0);
-    return used == v.size();
-  } catch (...) {
-    return false;
-  }
-}
-
 int run_check(const Options& o) {
   std::string error;
   const std::vector<std::string> files = scenario_files(o.inputs, error);

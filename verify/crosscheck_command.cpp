@@ -413,15 +413,8 @@ int run_crosscheck(const Options& o) {
   CheckOptions co;
   co.run.record_trace = true;
   for (const std::string& d : o.defines) {
-    const size_t eq = d.find('=');
     Define def;
-    try {
-      if (eq == std::string::npos || eq == 0) throw std::invalid_argument(d);
-      def.name = d.substr(0, eq);
-      size_t used = 0;
-      def.value = std::stoll(d.substr(eq + 1), &used, 0);
-      if (used != d.size() - eq - 1) throw std::invalid_argument(d);
-    } catch (...) {
+    if (!parse_define(d, def)) {
       std::cerr << fmt::format("pipesim: error: -D {}: expected NAME=INTEGER\n", d);
       return 2;
     }

@@ -19,6 +19,20 @@
 #include "verify/lexer.hpp"
 
 namespace pipesim::verify {
+
+bool parse_define(std::string_view text, Define& out) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0) return false;
+  const std::string v(text.substr(eq + 1));
+  try {
+    size_t used = 0;
+    out.value = std::stoll(v, &used, 0);
+    out.name = std::string(text.substr(0, eq));
+    return used == v.size();
+  } catch (...) {
+    return false;
+  }
+}
 namespace {
 
 using sim::Expr;

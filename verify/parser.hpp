@@ -18,6 +18,10 @@ struct Define {
   int64_t value = 0;
 };
 
+// "NAME=INT" as given to -D (decimal, 0x, 0b... as std::stoll base 0 reads them). False when the
+// text is not exactly that.
+bool parse_define(std::string_view text, Define& out);
+
 // Bad input. `what()` is the full rendered diagnostic (file:line:col: error: message, the source
 // line, a caret under the offending text, and an optional note line).
 struct ParseError : std::runtime_error {
