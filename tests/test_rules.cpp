@@ -486,6 +486,14 @@ TEST_F(CheckCommand, JitterOutOfRangeExits2) {
   EXPECT_TRUE(has(r.err, "--jitter must be in [0, 1)")) << r.err;
 }
 
+// Repeatable options take one value each: files after them stay files.
+TEST_F(CheckCommand, OptionsBeforeTheFilesDoNotSwallowThem) {
+  const CmdRun r = pipesim(tmp, {"check", "-D", "K_TILES=2", "--assume", "empty-commit-local=off", path_of("stale_wait_ok.scn"),
+                                 path_of("stale_wait_ok.scn")});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "2 scenarios: 2 as expected")) << r.out;
+}
+
 TEST_F(CheckCommand, RulesDirectoryPassesAndAMismatchExits1) {
   const CmdRun all = pipesim(tmp, {"check", kRulesDir.string()});
   EXPECT_EQ(all.code, 0) << all.out << all.err;

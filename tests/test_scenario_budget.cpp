@@ -334,6 +334,8 @@ TEST(BudgetFile, ExitCodes) {
   EXPECT_TRUE(has(mixed.err, "--tile with a scenario FILE")) << mixed.err;
   // -D reaches the scenario: 3 LoRA stages (seed sweep: (2, 3)) still agree with the scenario's own lets.
   EXPECT_EQ(budget({kDir + "budget/seed_lu_estimate_fixed.scn", "-D", "num_lora_stage=3"}).code, 0);
+  // ... and before the FILE too: -D takes exactly one value, it does not swallow the file.
+  EXPECT_EQ(budget({"-D", "num_lora_stage=3", kDir + "budget/seed_lu_estimate_fixed.scn"}).code, 0);
 }
 
 TEST(BudgetFile, DeviceNeedsAGpu) {

@@ -1,5 +1,7 @@
 #include "verify/budget_command.hpp"
 
+#include "verify/inputs.hpp"
+
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -320,7 +322,7 @@ CLI::App* add_budget_command(CLI::App& app, std::function<int()>& action) {
       ->take_all();
   cmd->add_flag("--json", st->json, "print the report as JSON");
   cmd->add_option("file", st->file, "scenario file with a 'config' line (instead of the flags)");
-  cmd->add_option("-D", st->defines, "NAME=INT: override a scenario parameter (with FILE)");
+  add_repeatable_option(*cmd, "-D", st->defines, "NAME=INT: override a scenario parameter (with FILE; repeatable)");
   cmd->add_flag("--device", st->device,
                 "check against the limits of the GPU present (cudaGetDeviceProperties) instead of the arch table");
   cmd->callback([st, cmd, &action]() { action = [st, cmd]() { return run(*st, cmd); }; });

@@ -136,14 +136,14 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("check", "Run scenarios on the model: verdict per scenario, hang explanations");
   c->add_option("inputs", o->inputs, "scenario files or directories (every *.scn below)")->required();
-  // One value per flag (repeat the flag): a vector option would swallow the files after it.
-  c->add_option("-D", o->defines, "override a parameter: -D K=8192 (repeatable)")->type_name("NAME=INT")->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_repeatable_option(*c, "-D", o->defines, "override a parameter: -D K=8192 (repeatable)")->type_name("NAME=INT");
   c->add_option("--seed", o->seed, "seed for latency jitter and tie-breaking")->capture_default_str();
   c->add_option("--jitter", o->jitter, "relative latency jitter in [0, 1), e.g. 0.1")->capture_default_str();
   c->add_option("--max-events", o->max_events, "stop a runaway scenario after this many events")->capture_default_str();
   c->add_flag("--json", o->json, "machine-readable report (schema pipesim.check/1)");
   c->add_flag("-v,--verbose", o->verbose, "print every scenario's full report");
-  c->add_option("--assume", o->assume, "set a named model assumption: empty-commit-local=on|off")->type_name("NAME=on|off")->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_repeatable_option(*c, "--assume", o->assume, "set a named model assumption: empty-commit-local=on|off")
+      ->type_name("NAME=on|off");
   c->add_option("--explore", o->explore, "race check: also run N seeds with latency jitter and report every verdict reached")
       ->type_name("N");
   c->add_option("--explore-jitter", o->explore_jitter, "jitter of the --explore runs")->capture_default_str();

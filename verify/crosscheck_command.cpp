@@ -519,7 +519,7 @@ CLI::App* add_crosscheck_command(CLI::App& app, std::function<int()>& action) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("crosscheck", "Run scenarios on the model and on the GPU (device interpreter) and compare");
   c->add_option("inputs", o->inputs, "scenario files or directories (every *.scn below)")->required();
-  c->add_option("-D", o->defines, "override a parameter: -D K=8192")->type_name("NAME=INT");
+  add_repeatable_option(*c, "-D", o->defines, "override a parameter: -D K=8192 (repeatable)")->type_name("NAME=INT");
   c->add_option("--timeout-ms", o->timeout_ms, "bound of every mbarrier wait on the device")->capture_default_str();
   c->add_option("--repeats", o->repeats, "launches per scenario; time from the fastest")->capture_default_str();
   c->add_flag("--l2-sources", o->l2_sources, "TMA loads re-read one small source (L2 hits) instead of streaming from DRAM");

@@ -28,4 +28,12 @@ std::vector<std::string> scenario_files(const std::vector<std::string>& args, st
   return out;
 }
 
+CLI::Option* add_repeatable_option(CLI::App& cmd, const std::string& name, std::vector<std::string>& out,
+                                   const std::string& help) {
+  return cmd.add_option(name, out, help)
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 }  // namespace pipesim::verify
