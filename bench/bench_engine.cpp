@@ -90,13 +90,13 @@ void BM_EngineRun(benchmark::State& state) {
   state.SetLabel(name_of(state));
 }
 
-// (b) Parse + run + explain + report, as `pipesim check` does for one file.
-void BM_CheckText(benchmark::State& state) {
-  const std::string text = scenario(shape_of(state));
-  ps::verify::CheckOptions options;
+// Times `check` (parse + run + explain + report, what `pipesim check` does for one file), which
+// must give a result matching the scenario's `expect`.
+template <class Check>
+void time_check(benchmark::State& state, Check&& check) {
   uint64_t events = 0, last = 0;
   for (auto _ : state) {
-    ps::verify::CheckResult c = ps::verify::check_text("bench_ws_gemm.pss", text, options);
+    ps::verify::CheckResult c = check();
     if (c.bad_input || !c.matches_expect) {
       state.SkipWithError(c.bad_input ? c.diagnostic.c_str() : "verdict does not match expect ok");
       return;
@@ -107,6 +107,13 @@ void BM_CheckText(benchmark::State& state) {
   }
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["events"] = static_cast<double>(last);
+}
+
+// (b) End to end on the generated scenario.
+void BM_CheckText(benchmark::State& state) {
+  const std::string text = scenario(shape_of(state));
+  const ps::verify::CheckOptions options;
+  time_check(state, [&] { return ps::verify::check_text("bench_ws_gemm.pss", text, options); });
   state.SetLabel(name_of(state));
 }
 
@@ -146,20 +153,8 @@ void BM_RunWithTrace(benchmark::State& state) {
 // issue 3's goal is under 200 ms.
 void BM_SvdquantProduction(benchmark::State& state) {
   const std::string path = std::string(PIPESIM_SOURCE_DIR) + "/scenarios/svdquant/v2_fa4_4352x3840x3072_r128.scn";
-  ps::verify::CheckOptions options;
-  uint64_t events = 0, last = 0;
-  for (auto _ : state) {
-    ps::verify::CheckResult c = ps::verify::check_file(path, options);
-    if (c.bad_input || !c.matches_expect) {
-      state.SkipWithError(c.bad_input ? c.diagnostic.c_str() : "verdict does not match expect ok");
-      return;
-    }
-    last = c.result.events;
-    events += c.result.events;
-    benchmark::DoNotOptimize(c);
-  }
-  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
-  state.counters["events"] = static_cast<double>(last);
+  const ps::verify::CheckOptions options;
+  time_check(state, [&] { return ps::verify::check_file(path, options); });
   state.SetLabel("svdquant v2_fa4 4352x3840x3072 R=128");
 }
 BENCHMARK(BM_SvdquantProduction)->Unit(benchmark::kMillisecond);
