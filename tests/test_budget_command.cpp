@@ -7,32 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "budget_cli.hpp"
 #include "verify/budget_command.hpp"
 
 namespace pipesim::verify {
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out;
-};
-
-Outcome run(std::vector<std::string> args) {
-  CLI::App app{"pipesim"};
-  std::function<int()> action;
-  add_budget_command(app, action);
-  std::vector<std::string> argv{"pipesim", "budget"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> ptrs;
-  for (std::string& s : argv) ptrs.push_back(s.data());
-  app.parse(static_cast<int>(ptrs.size()), ptrs.data());
-  Outcome r;
-  testing::internal::CaptureStdout();
-  r.code = action ? action() : -2;
-  std::fflush(stdout);
-  r.out = testing::internal::GetCapturedStdout();
-  return r;
-}
+using Outcome = testing_support::BudgetRun;
+Outcome run(std::vector<std::string> args) { return testing_support::run_budget(std::move(args)); }
 
 const std::vector<std::string> kSeed{"--arch", "sm_100a", "--tile", "256x128x256", "--cluster", "2",
                                      "--cta-group", "2", "--ab", "nvfp4", "--c", "f16", "--sf", "e4m3",
@@ -62,11 +44,9 @@ TEST(BudgetCommand, HandMismatchExitOneAndJson) {
 }
 
 TEST(BudgetCommand, BadInputExitTwo) {
-  testing::internal::CaptureStderr();
   const Outcome r = run({"--ab", "int3"});
-  const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(err.find("unknown operand format"), std::string::npos);
+  EXPECT_NE(r.err.find("unknown operand format"), std::string::npos) << r.err;
 }
 
 TEST(BudgetCommand, OverCapacityExitTwo) {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "budget_cli.hpp"
 #include "verify/budget_command.hpp"
 #include "verify/check.hpp"
 #include "verify/parser.hpp"
@@ -253,29 +254,8 @@ TEST(ScenarioBudget, ShippedScenariosAgreeWithTheModel) {
 }
 
 // ------------------------------------------------------------------ pipesim budget FILE
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-Outcome budget(std::vector<std::string> args) {
-  CLI::App app{"pipesim"};
-  std::function<int()> action;
-  add_budget_command(app, action);
-  std::vector<std::string> argv{"pipesim", "budget"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> ptrs;
-  for (std::string& s : argv) ptrs.push_back(s.data());
-  app.parse(static_cast<int>(ptrs.size()), ptrs.data());
-  Outcome r;
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
-  r.code = action ? action() : -2;
-  std::fflush(stdout);
-  r.out = testing::internal::GetCapturedStdout();
-  r.err = testing::internal::GetCapturedStderr();
-  return r;
-}
+using Outcome = testing_support::BudgetRun;
+Outcome budget(std::vector<std::string> args) { return testing_support::run_budget(std::move(args)); }
 
 TEST(BudgetFile, JsonOfTheSeedBrokenScenario) {
   const Outcome r = budget({kDir + "budget/seed_lu_estimate_broken.scn", "--json"});
