@@ -154,4 +154,22 @@ const Arch* find_arch(std::string_view name) {
   return nullptr;
 }
 
+// kernels/interp on the H100 (sm_90a), fitted in docs/calibration.md from the calibration
+// scenarios' slopes (interpreter minus native) and the start of an empty scenario.
+constexpr InterpreterCost kHopperInterpreter{
+    .op_ns = 214.5,
+    .wait_ns = 214.5,
+    .compute_ns = 214.5,
+    .named_ns = 222.0,
+    .cluster_ns = 530.0,
+    .copy_ns = 277.0,
+    .wake_ns = 0.0,
+    .start_ns = 750.0,
+    .timestamp_ns = 0.0,
+};
+
+const InterpreterCost* interpreter_cost(std::string_view device_arch) {
+  return device_arch.starts_with("sm_90") ? &kHopperInterpreter : nullptr;
+}
+
 }  // namespace pipesim::model

@@ -47,6 +47,31 @@ struct Timing {
   double tmem_ld_latency_ns = 0;
 };
 
+// What the device interpreter (kernels/interp) adds to the ops it runs, on the device it runs on.
+// A native kernel pays none of it; `pipesim crosscheck` adds it to the model's run so that both
+// sides time the same program (docs/calibration.md: measured with the calibration scenarios, which
+// are not the scenarios it is judged on).
+struct InterpreterCost {
+  double op_ns = 0;          // fetch, decode and dispatch of one op (any kind not listed below)
+  double wait_ns = 0;        // mbarrier try_wait loop entry (whole warp polls)
+  double compute_ns = 0;     // a timed compute step (clock64 spin), on top of its duration
+  double init_ns = 0;        // mbarrier.init / inval / fence.mbarrier_init, test_wait, complete_tx
+  double named_ns = 0;       // bar.sync / bar.arrive (all 32 lanes, "blocked at" record stores)
+  double cluster_ns = 0;     // barrier.cluster.arrive / wait
+  double copy_ns = 0;        // TMA load, bulk store (a divergent lane-0 section)
+  double wake_ns = 0;        // leaving a blocked mbarrier wait (on top of the hardware wake)
+  // The interpreter is instruction-bound: warps of one SM sub-partition (warp % 4) share its issue
+  // slot. Added per op for every other warp of the CTA in the same sub-partition that is running
+  // (dispatching, computing), and `poll_share` of that for each one polling an mbarrier.
+  double contention_ns = 0;
+  double poll_share = 0;
+  double start_ns = 0;       // from the CTA's launch to its warps' first op
+  double timestamp_ns = 0;   // per op, when per-op timestamps are recorded
+};
+
+// The interpreter's cost on `device_arch` ("sm_90a"), nullptr where it was never measured.
+const InterpreterCost* interpreter_cost(std::string_view device_arch);
+
 // tcgen05.mma instruction kinds (PTX .kind), in this order everywhere.
 enum class MmaKind : uint8_t { F16, TF32, F8F6F4, I8, MxF8F6F4, MxF4, MxF4NvF4 };
 inline constexpr int kNumMmaKinds = 7;

@@ -13,6 +13,7 @@
 #include "sim/explain.hpp"
 #include "sim/lowering.hpp"
 #include "sim/mbarrier.hpp"
+#include "sim/rules.hpp"
 
 namespace pipesim::sim {
 
@@ -197,6 +198,7 @@ class Engine {
     tm_.op_issue_ns *= o.issue_scale;
     tm_.tma_issue_ns *= o.issue_scale;
     tm_.mma_issue_ns *= o.issue_scale;
+    if (o.interp) tm_.mbarrier_wake_ns += o.interp->wake_ns;
     for (const BarrierArray& a : k.barriers) slots_ += a.size;
     array_of_slot_.reserve(slots_);
     for (uint32_t a = 0; a < k.barriers.size(); ++a)
@@ -242,6 +244,7 @@ class Engine {
     return ns * (1.0 + d(rng_));
   }
   CtaRt& cta(int c) { return ctas_[static_cast<size_t>(c)]; }
+  const CtaRt& cta(int c) const { return ctas_[static_cast<size_t>(c)]; }
   int cluster_of(int c) const { return c / csize_; }
   int cta_of_rank(int own, int32_t rank) const {
     return rank == BarRef::kOwnCta ? own : cluster_of(own) * csize_ + rank;
@@ -266,6 +269,18 @@ class Engine {
     res_.findings.push_back(std::move(f));
     if (w) const_cast<WarpRt*>(w)->status = WarpStatus::Faulted;
     fatal_ = true;
+  }
+  // A broken rule: fault (true: the caller stops), or under hardware_only, for a rule the hardware
+  // does not check, a warning (its first occurrence per rule) and false: the run goes on.
+  bool stop(const std::string& kind, const WarpRt* w, uint32_t site, std::string msg, std::vector<std::string> notes = {}) {
+    if (!o_.hardware_only || !is_model_only(kind)) {
+      fault(kind, w, site, std::move(msg), std::move(notes));
+      return true;
+    }
+    for (const Finding& f : res_.findings)
+      if (f.kind == kind) return false;
+    warn(kind, w ? w->cta : -1, w ? w->warp : -1, site, std::move(msg) + " (the hardware goes on)", std::move(notes));
+    return false;
   }
   void warn(const std::string& kind, int c, int w, uint32_t site, std::string msg, std::vector<std::string> notes = {}) {
     res_.findings.push_back(Finding{kind, false, c, w, site, std::move(msg), std::move(notes)});
@@ -323,7 +338,7 @@ class Engine {
       for (int w = 0; w < wpc_; ++w) {
         warps_.emplace_back(WarpProgram(k_, id, w), id, w, role_of_warp(k_, w));
         warps_.back().status = WarpStatus::Blocked;
-        push(t, EventKind::WarpStep, static_cast<uint32_t>(warps_.size() - 1));
+        push(t + (o_.interp ? o_.interp->start_ns : 0.0), EventKind::WarpStep, static_cast<uint32_t>(warps_.size() - 1));
       }
     }
   }
@@ -419,7 +434,49 @@ class Engine {
     }
     w.status = WarpStatus::Blocked;
     ++w.ops;
+    if (o_.interp || o_.replay) {  // the interpreter fetches and dispatches the op before it takes effect
+      double at = now_ + (o_.interp ? jit(interp_dispatch_ns(w.cur.kind) + interp_contention_ns(w)) : 0.0);
+      if (o_.replay) {
+        const size_t wi = static_cast<size_t>(w.cta) * static_cast<size_t>(wpc_) + static_cast<size_t>(w.warp);
+        const uint64_t i = o_.replay->offsets[wi] + static_cast<uint64_t>(w.ops - 1);
+        if (wi + 1 < o_.replay->offsets.size() && i < o_.replay->offsets[wi + 1] && o_.replay->begin_ns[i] >= 0)
+          at = std::max(now_, o_.replay->begin_ns[i] + (o_.interp ? interp_dispatch_ns(w.cur.kind) : 0.0));
+      }
+      w.retry = true;
+      push(at, EventKind::WarpStep, id);
+      return;
+    }
     exec(w, id);
+  }
+
+  double interp_contention_ns(const WarpRt& w) const {
+    const model::InterpreterCost& c = *o_.interp;
+    if (c.contention_ns <= 0) return 0;
+    double others = 0;
+    const size_t first = cta(w.cta).first_warp;
+    for (int x = w.warp % 4; x < wpc_; x += 4) {
+      if (x == w.warp) continue;
+      const WarpRt& o = warps_[first + static_cast<size_t>(x)];
+      if (o.status != WarpStatus::Blocked) continue;  // exited, faulted, not started
+      if (o.block == Block::None || o.block == Block::Timed) others += 1;
+      else if (o.block == Block::Mbarrier) others += c.poll_share;
+    }
+    return others * c.contention_ns;
+  }
+
+  double interp_dispatch_ns(OpKind k) const {
+    const model::InterpreterCost& c = *o_.interp;
+    const double stamp = o_.interp_timestamps ? c.timestamp_ns : 0.0;
+    switch (k) {
+      case OpKind::NamedSync: case OpKind::NamedArrive: return c.named_ns + stamp;
+      case OpKind::ClusterArrive: case OpKind::ClusterWait: return c.cluster_ns + stamp;
+      case OpKind::TmaLoad: case OpKind::BulkStore: return c.copy_ns + stamp;
+      case OpKind::Wait: return c.wait_ns + stamp;
+      case OpKind::Init: case OpKind::Inval: case OpKind::FenceInit: case OpKind::TestWait: case OpKind::CompleteTx:
+        return c.init_ns + stamp;
+      case OpKind::Compute: case OpKind::Mma: return c.compute_ns + stamp;
+      default: return c.op_ns + stamp;
+    }
   }
 
   void exec(WarpRt& w, uint32_t id) {
@@ -567,12 +624,13 @@ class Engine {
         CtaRt& c = cta(w.cta);
         const int64_t key = (op.a + 1) << 32 | op.b;
         auto it = c.stage_read_done.find(key);
-        if (it != c.stage_read_done.end() && it->second > now_)
-          return fault("smem_war", &w, op.site,
+        if (it != c.stage_read_done.end() && it->second > now_ &&
+            stop("smem_war", &w, op.site,
                        "staging buffer " + std::to_string(op.b) + " of " + k_.pipelines[static_cast<size_t>(op.a)].name +
                            " is written while a bulk store still reads it (until " + fmt_ns(it->second) + ")",
                        {"wait_group.read must cover every store from this buffer before it is rewritten: index buffers by a "
-                        "state that runs on across tiles, or keep the number of staging buffers dividing the sub-tiles"});
+                        "state that runs on across tiles, or keep the number of staging buffers dividing the sub-tiles"}))
+          return;
         push(now_ + issue, EventKind::WarpStep, id);
         return;
       }
@@ -788,13 +846,14 @@ class Engine {
       return fault("bad_operand", &w, op.site, "wait parity " + std::to_string(op.a) + " is not 0 or 1");
     if (op.flags & kFlagPhaseTracked) {
       const int64_t d = mbar_wait_distance(b, op.b);
-      if (d != 0)
-        return fault("stale_wait", &w, op.site,
+      if (d != 0 &&
+          stop("stale_wait", &w, op.site,
                      "wait on " + bar_name(s) + " for its completion #" + std::to_string(op.b) + " (parity " +
                          std::to_string(op.a) + ") while it has completed " + std::to_string(b.completed) +
                          " phases: the parity bit aliases " + (d > 0 ? "an older" : "a later") + " phase",
                      {state_note(b), d > 0 ? "this warp is two or more phases behind the barrier: another party ran a full lap ahead (too few arrivals gate it)"
-                                           : "this warp runs ahead of the barrier by two or more phases"});
+                                           : "this warp runs ahead of the barrier by two or more phases"}))
+        return;
     }
     if (mbar_parity_passed(b, op.a)) {
       push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
@@ -829,12 +888,14 @@ class Engine {
       if (dc.exited)
         return fault("exited_target", &w, op.site, "TMA into CTA " + std::to_string(dst) + ", which has already exited");
       const bool remote = dst != w.cta;
-      if (!(remote ? dc.visible[s] : dc.fenced[s]) || !dc.bars[s].initialised)
-        return fault(dc.bars[s].initialised ? "init_not_fenced" : "uninit", &w, op.site,
-                     "TMA completes bytes on " + bar_name(s) + " of CTA " + std::to_string(dst) +
-                         (dc.bars[s].initialised ? " before its init was made visible (fence_init" +
-                                                       std::string(remote ? " and a cluster barrier)" : ")")
-                                                 : ", which was never initialised"));
+      if (!dc.bars[s].initialised)
+        return fault("uninit", &w, op.site,
+                     "TMA completes bytes on " + bar_name(s) + " of CTA " + std::to_string(dst) + ", which was never initialised");
+      if (!(remote ? dc.visible[s] : dc.fenced[s]) &&
+          stop("init_not_fenced", &w, op.site,
+               "TMA completes bytes on " + bar_name(s) + " of CTA " + std::to_string(dst) +
+                   " before its init was made visible (fence_init" + std::string(remote ? " and a cluster barrier)" : ")")))
+        return;
       // Each destination SM takes the bytes in at sm_copy_bytes_per_ns (measured on H100), after
       // its earlier copies: one SM cannot absorb a copy at the whole device's DRAM rate.
       double at = dram_done;
@@ -988,13 +1049,14 @@ class Engine {
     --ct.tma_inflight;
     const MBarrier& b = ct.bars[e.slot];
     WarpRt* from = &warps_[e.from_warp];
-    if (b.initialised && b.completed > e.phase)
-      // The phase these bytes were issued for completed without them: tx reached zero early,
-      // so its consumers were released while this copy was still writing their buffer.
-      return fault("early_completion", from, e.site,
+    // The phase these bytes were issued for completed without them: tx reached zero early,
+    // so its consumers were released while this copy was still writing their buffer.
+    if (b.initialised && b.completed > e.phase &&
+        stop("early_completion", from, e.site,
                    std::to_string(e.value) + " bytes landed on " + bar_name(e.slot) + " of CTA " + std::to_string(e.target) +
                        " after the phase they were issued for (phase " + std::to_string(e.phase) + ") had completed without them",
-                   {state_note(b), "the expect_tx of that phase was smaller than the bytes its copies deliver: consumers read a buffer still being written"});
+             {state_note(b), "the expect_tx of that phase was smaller than the bytes its copies deliver: consumers read a buffer still being written"}))
+      return;
     apply(static_cast<int>(e.target), e.slot, OpKind::CompleteTx, e.value, e.site, from);
   }
 
@@ -1007,10 +1069,10 @@ class Engine {
     const std::string where = bar_name(e.slot) + " of CTA " + std::to_string(e.target);
     if (ct.exited) return fault("exited_target", &from, e.site, what + " on " + where + " arrived after that CTA exited");
     const bool remote = static_cast<int>(e.target) != from.cta;
-    if (ct.bars[e.slot].initialised && !(remote ? ct.visible[e.slot] : ct.fenced[e.slot]))
-      return fault("init_not_fenced", &from, e.site,
-                   what + " on " + where + " before its init was made visible (" +
-                       (remote ? "fence_init and a cluster barrier)" : "fence_init)"));
+    if (ct.bars[e.slot].initialised && !(remote ? ct.visible[e.slot] : ct.fenced[e.slot]) &&
+        stop("init_not_fenced", &from, e.site,
+             what + " on " + where + " before its init was made visible (" + (remote ? "fence_init and a cluster barrier)" : "fence_init)")))
+      return;
     apply(static_cast<int>(e.target), e.slot, e.op, e.value, e.site, &from);
   }
 

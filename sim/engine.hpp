@@ -11,6 +11,15 @@
 
 namespace pipesim::sim {
 
+// A schedule observed elsewhere (the device's per-op timestamps): op i of warp w does not take
+// effect before begin_ns[offsets[w] + i] (w = cta * warps_per_cta + warp; < 0: no constraint).
+// Replaying the device's order of events asks whether the model's rules, given that order,
+// reach the device's outcome (crosscheck, for races no jitter reaches).
+struct Replay {
+  std::vector<uint64_t> offsets;  // per warp, plus one
+  std::vector<double> begin_ns;
+};
+
 struct RunOptions {
   uint64_t seed = 1;
   double jitter = 0.0;              // relative latency jitter in [0, 1): 0.1 = +-10 %
@@ -20,6 +29,13 @@ struct RunOptions {
   // Named assumptions (docs/semantics.md): an empty tcgen05.commit group under cta_group::2
   // signals only the issuing CTA (FA4's report). On by default.
   bool empty_commit_local = true;
+  // The device interpreter's own cost per op (model::interpreter_cost), added when the model
+  // times the interpreter's run of the scenario rather than a native kernel (crosscheck).
+  const model::InterpreterCost* interp = nullptr;
+  bool interp_timestamps = true;    // the interpreter records a timestamp per op
+  // Record model-only rules (sim::is_model_only) as warnings and go on as the hardware would.
+  bool hardware_only = false;
+  const Replay* replay = nullptr;
 };
 
 // A snapshot of one mbarrier, for reports.

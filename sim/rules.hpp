@@ -42,6 +42,17 @@ inline constexpr RuleInfo kRules[] = {
     {"stages_lost", false, "a pipeline has fewer stages than the stage solver fits with the derived footprints"},
 };
 
+// Rules the hardware does not check: it runs on by the PTX rules (a stale parity aliases, late bytes
+// count in the next phase). RunOptions::hardware_only records these as warnings and goes on, so
+// that a run predicts what the GPU does (crosscheck); `pipesim check` stops at them.
+inline constexpr std::string_view kModelOnlyRules[] = {"stale_wait", "early_completion", "init_not_fenced", "smem_war"};
+
+inline bool is_model_only(std::string_view id) {
+  for (std::string_view r : kModelOnlyRules)
+    if (r == id) return true;
+  return false;
+}
+
 inline const RuleInfo* find_rule(std::string_view id) {
   for (const RuleInfo& r : kRules)
     if (r.id == id) return &r;

@@ -30,6 +30,7 @@ struct Options {
   std::vector<std::string> assume;
   int explore = 0;            // extra jittered runs per scenario (race check)
   double explore_jitter = 0.3;
+  bool interp_cost = false;   // time the device interpreter's run (crosscheck's model side)
 };
 
 
@@ -45,6 +46,7 @@ int run_check(const Options& o) {
   co.run.jitter = o.jitter;
   co.run.max_events = o.max_events;
   co.run.record_trace = !o.trace.empty();
+  if (o.interp_cost) co.run.interp = model::interpreter_cost("sm_90a");
   for (const std::string& d : o.defines) {
     Define def;
     if (!parse_define(d, def)) {
@@ -148,6 +150,8 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
       ->type_name("N");
   c->add_option("--explore-jitter", o->explore_jitter, "jitter of the --explore runs")->capture_default_str();
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of one scenario")->type_name("FILE");
+  c->add_flag("--interp-cost", o->interp_cost,
+              "time the run as the device interpreter executes it on the H100 (its measured per-op cost added; what crosscheck compares)");
   c->callback([o, &action] { action = [o] { return run_check(*o); }; });
   return c;
 }

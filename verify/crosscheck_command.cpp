@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "sim/lowering.hpp"
+#include "sim/rules.hpp"
 #include "verify/check.hpp"
 #include "verify/report.hpp"
 #include "verify/trace.hpp"
@@ -119,6 +120,42 @@ Comparison reconcile(const sim::Kernel& kernel, Comparison fixed, const Explorat
   }
   fixed.notes.push_back(fmt::format("none of {} explored model interleavings reaches the device's outcome", e.runs.size()));
   return fixed;
+}
+
+Comparison replay_device_order(const sim::Kernel& kernel, Comparison fixed, const sim::RunOptions& base, const sim::OpStreams& streams,
+                               const sim::DeviceResult& device) {
+  if (!fixed.disagrees()) return fixed;
+  if (device.op_begin_ns.size() != streams.ops.size() || streams.ops.empty()) {
+    fixed.notes.push_back("no per-op device times (--no-timestamps): the device's order of events was not replayed");
+    return fixed;
+  }
+  uint64_t t0 = ~uint64_t{0};
+  for (uint64_t t : device.op_begin_ns)
+    if (t != 0) t0 = std::min(t0, t);
+  sim::Replay replay;
+  const size_t nw = static_cast<size_t>(streams.ctas) * static_cast<size_t>(streams.warps_per_cta);
+  for (size_t w = 0; w < nw; ++w) replay.offsets.push_back(streams.begin(static_cast<int>(w / streams.warps_per_cta), static_cast<int>(w % streams.warps_per_cta)));
+  replay.offsets.push_back(streams.ops.size());
+  replay.begin_ns.reserve(device.op_begin_ns.size());
+  for (uint64_t t : device.op_begin_ns) replay.begin_ns.push_back(t == 0 || t0 == ~uint64_t{0} ? -1.0 : static_cast<double>(t - t0));
+  sim::RunOptions o = base;
+  o.replay = &replay;
+  o.jitter = 0;
+  Comparison alt;
+  try {
+    alt = compare(kernel, sim::run(kernel, o), streams, device);
+  } catch (const std::exception&) {
+    return fixed;
+  }
+  if (alt.agreement != Agreement::Agree) {
+    fixed.notes.push_back("replaying the device's order of events (its per-op times), the model still does not reach the device's outcome");
+    return fixed;
+  }
+  alt.agreement = Agreement::AgreeTimingDependent;
+  alt.notes.push_back(fmt::format("the fixed-order model run gives `{}`; replaying the device's order of events (its per-op times), the model "
+                                  "reaches the device's outcome: the verdict depends on timing",
+                                  fixed.model_verdict));
+  return alt;
 }
 
 Comparison compare(const sim::Kernel& k, const sim::RunResult& m, const sim::OpStreams& s, const sim::DeviceResult& d) {
@@ -313,6 +350,9 @@ std::string render_comparison(const sim::Kernel& k, const sim::OpStreams& s, con
                            ? fmt::format(", model {:+.1f} %", pct(c.model_kernel_ns, c.device_span_ns))
                            : "");
     if (c.device_sm_mhz > 0) out.insert(out.size() - 1, fmt::format(", SM clock {:.0f} MHz", c.device_sm_mhz));
+    if (c.model_native_ns > 0)
+      out += fmt::format("            (model times include the interpreter's per-op cost; as a native kernel the model predicts {:.3f} us)\n",
+                         c.model_native_ns / 1e3);
     for (const RoleTiming& r : c.roles)
       out += fmt::format("    role {:<14} {:>4} warps  finish: model {:10.3f} us  device {:10.3f} us ({:+6.1f} %)   blocked: model {:10.3f} us  device {:10.3f} us\n",
                          r.role, r.warps, r.model_end_ns / 1e3, r.device_end_ns / 1e3, pct(r.model_end_ns, r.device_end_ns),
@@ -389,7 +429,7 @@ struct Options {
   std::string trace;
   std::string markdown;
   bool verbose = false;
-  int explore = 16;  // on disagreement: model interleavings to try (0: none)
+  int explore = 64;  // on disagreement: model interleavings to try (0: none)
 };
 
 
@@ -412,6 +452,12 @@ int run_crosscheck(const Options& o) {
   }
   CheckOptions co;
   co.run.record_trace = true;
+  // The model times what the device runs: the scenario under the interpreter (its measured per-op
+  // cost; the interpreter runs only on sm_90 GPUs) and, past rules the hardware does not check,
+  // on as the hardware would.
+  co.run.interp = model::interpreter_cost("sm_90a");
+  co.run.interp_timestamps = !o.no_timestamps;
+  co.run.hardware_only = true;
   for (const std::string& d : o.defines) {
     Define def;
     if (!parse_define(d, def)) {
@@ -469,6 +515,16 @@ int run_crosscheck(const Options& o) {
       if (!dev.device.empty()) device_name = dev.device;
     }
     Comparison c = compare(cr.kernel, cr.result, streams, dev);
+    for (const sim::Finding& finding : cr.result.findings)
+      if (sim::is_model_only(finding.kind))
+        c.notes.push_back(fmt::format("`pipesim check` stops at `{}` (line {}), a rule the hardware does not check; this run went on as the hardware would",
+                                      finding.kind, finding.site < cr.kernel.sites.size() ? cr.kernel.sites[finding.site].loc.line : 0));
+    if (cr.result.verdict == sim::Verdict::Ok) {
+      sim::RunOptions native = co.run;
+      native.interp = nullptr;
+      native.record_trace = false;
+      c.model_native_ns = sim::run(cr.kernel, native).end_ns;
+    }
     if (c.disagrees() && o.explore > 0) {
       try {
         c = reconcile(cr.kernel, std::move(c), explore(cr.kernel, co.run, o.explore, 0.5), streams, dev);
@@ -476,6 +532,7 @@ int run_crosscheck(const Options& o) {
         // an explored run failing on bad input changes nothing: the disagreement stands
       }
     }
+    if (c.disagrees()) c = replay_device_order(cr.kernel, std::move(c), co.run, streams, dev);
     ++counts[c.agreement];
     if (c.disagrees() && exit_code == 0) exit_code = 1;
     std::cout << render_comparison(cr.kernel, streams, dev, c);

@@ -58,6 +58,7 @@ struct Comparison {
   std::vector<std::string> phase_mismatches;  // "CTA 0 full[1]: model parity 1, device parity 0"
   std::vector<RoleTiming> roles;
   double model_kernel_ns = 0, device_span_ns = 0, device_kernel_ns = 0;
+  double model_native_ns = 0;  // the model's time for a native kernel (no interpreter cost); 0: not run
   double device_sm_mhz = 0;  // SM clock during the device run (0: unknown)
   std::vector<std::string> notes;
   bool disagrees() const { return agreement == Agreement::Disagree; }
@@ -71,6 +72,13 @@ Comparison compare(const sim::Kernel& kernel, const sim::RunResult& model, const
 // agrees with the device turns it into AgreeTimingDependent (with a note); otherwise it stands.
 Comparison reconcile(const sim::Kernel& kernel, Comparison fixed, const Exploration& explored, const sim::OpStreams& streams,
                      const sim::DeviceResult& device);
+
+// A disagreement judged against the device's own order of events: the model re-run with every op
+// held until the device's timestamp of it (sim::Replay). Agreement there turns it into
+// AgreeTimingDependent (with a note): the model's rules, given the device's interleaving, give the
+// device's outcome. Needs per-op device times.
+Comparison replay_device_order(const sim::Kernel& kernel, Comparison fixed, const sim::RunOptions& base,
+                               const sim::OpStreams& streams, const sim::DeviceResult& device);
 
 // The human side-by-side block for one scenario.
 std::string render_comparison(const sim::Kernel& kernel, const sim::OpStreams& streams, const sim::DeviceResult& device,

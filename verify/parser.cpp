@@ -1337,7 +1337,7 @@ class Parser {
     else if (c.at_ident("error")) e.verdict = sim::Verdict::Error;
     else fail(v, fmt::format("expected 'ok', 'hang' or 'error', found {}", describe(v)));
     c.next();
-    if (e.verdict == sim::Verdict::Error && c.at(Tok::Ident)) {
+    if (e.verdict == sim::Verdict::Error && c.at(Tok::Ident) && !c.at_ident("racy")) {
       const Token& kind = c.next();
       std::vector<std::string_view> kinds;  // the fatal rules of sim/rules.hpp
       for (const sim::RuleInfo& r : sim::kRules)
@@ -1346,6 +1346,10 @@ class Parser {
         fail(kind, fmt::format("unknown error kind '{}'{}", kind.text, suggest(kind.text, kinds)),
              fmt::format("kinds: {}", join(kinds)));
       e.error_kind = std::string(kind.text);
+    }
+    if (c.at_ident("racy")) {  // the verdict depends on timing; this is the fixed-order run's
+      c.next();
+      e.racy = true;
     }
     expect_end(c);
     k_.expect = e;

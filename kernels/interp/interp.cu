@@ -569,6 +569,17 @@ __global__ void interp_kernel_g(Params p) {
 // Keeps every SM busy for `ns` (one warp per block, one block per SM), so that the SM clock is at its
 // boost value when the measured launches start: an idle H100 runs at 540 MHz and needs milliseconds of
 // load before it reaches 1980 MHz, longer than a calibration scenario runs.
+// Reads `n` bytes so that the L2 holds only those (clean) lines: a launch that streams its TMA
+// sources then reads them from DRAM, not from the previous launch's or scenario's L2 lines.
+__global__ void l2_flush_read(const uint4* p, size_t n, unsigned* sink) {
+  uint32_t acc = 0;
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n / sizeof(uint4); i += gridDim.x * blockDim.x) {
+    const uint4 v = __ldcg(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9E3779B1u) *sink = acc;  // keeps the loads; practically never written
+}
+
 __global__ void clock_warmup(uint64_t ns) {
   const uint64_t t0 = gtime();
   while (gtime() - t0 < ns) {
@@ -824,6 +835,8 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
     cudaMemsetAsync(d_b, 0, std::max<size_t>(1, static_cast<size_t>(s.ctas) * s.slots) * sizeof(DevBarrierRecord), st);
     cudaMemsetAsync(d_hang, 0, sizeof(unsigned long long), st);
     if (d_ts) cudaMemsetAsync(d_ts, 0, std::max<size_t>(1, ops.size()) * sizeof(uint64_t), st);
+    if (o.stream_sources)
+      l2_flush_read<<<rt.sms * 4, 512, 0, st>>>(reinterpret_cast<const uint4*>(rt.dst), rt.dst_bytes, reinterpret_cast<unsigned*>(rt.dst));
     cudaEventRecord(e0, st);
     err = cudaLaunchKernelEx(&cfg, interp_kernel, p);
     if (err != cudaSuccess) break;
