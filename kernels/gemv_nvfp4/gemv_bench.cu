@@ -1,14 +1,23 @@
 // Benchmark of the NVFP4 GEMV on the three benchmark shapes of seed-kernels.md.
 //
-//   gemv_bench [--samples N] [--sweep] [google-benchmark flags]
+//   gemv_bench [--samples N] [--sweep] [--variants] [--floor] [--timeline] [--timeline-csv FILE]
+//              [--flush memset] [google-benchmark flags]
+//
+// --variants  the alternatives of docs/gemv.md's third pass (stages, first stage, chunks, 2 CTAs/SM)
+// --timeline-csv FILE  every CTA's stamps (last timed launch of each variant) as CSV
+// --floor     what a timed launch costs without work: empty kernels of several shapes, with and
+//             without the flush, back to back, and inside CUDA graphs (docs/gemv.md, launch floor)
+// --timeline  per-CTA %globaltimer stamps of each TMA variant, with the event time of the same
+//             launches: event time = (flush end -> first CTA entry) + body + rest
 //
 // Per shape: the TMA kernel (planner's choice; with --sweep also other stage sizes / warp counts),
 // the plain reference kernel, and dequantize-then-cuBLAS (A and b dequantized to fp16 by a simple
 // kernel, then cublasGemmStridedBatchedEx; timed together, and the cuBLAS GEMV alone). Timing: CUDA
-// events around each launch, the L2 flushed (a 256 MiB memset) before every sample, all samples
-// enqueued before one synchronisation, the median reported. Bandwidth = the bytes the problem must
-// move (A, sfa, b, sfb read once, c written once) / time, and its fraction of the bandwidth of a
-// 1 GiB device-to-device cudaMemcpy (read + write bytes) measured in the same run.
+// events around each launch, the L2 flushed before every sample (a kernel reading 256 MiB; --flush
+// memset: a 256 MiB memset), all samples enqueued before one synchronisation, the median reported.
+// Bandwidth = the bytes the problem must move (A, sfa, b, sfb read once, c written once) / time, and
+// its fraction of the bandwidth of a 1 GiB device-to-device cudaMemcpy (read + write bytes) and of a
+// copy of the shape's own byte count, both measured in the same run.
 // Built with Google Benchmark when PIPESIM_GBENCH is defined (each measurement is one benchmark with
 // manual time), otherwise with a plain driver; both print the same compact table at the end.
 #include <cublas_v2.h>
@@ -20,8 +29,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <chrono>
 #include <ctime>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,17 +53,25 @@ constexpr int kWarmup = 5;
 
 struct Row {
   std::string shape, impl, note;
-  double us = 0, p10 = 0, p90 = 0, gbps = 0, frac = 0;
+  double us = 0, p10 = 0, p90 = 0, gbps = 0, frac = 0, frac_same = 0;
 };
 std::vector<Row> g_rows;
 double g_copy_gbps = 0;
+std::map<std::string, double> g_same_copy_gbps;  // shape name -> bandwidth of a copy of its byte count
 
 // ---- timing ---------------------------------------------------------------------------------------
 // L2 flush: by default a kernel that reads a 256 MiB buffer (five times the H100's L2), so that L2 holds
 // only clean lines of that buffer when the timed kernel starts. A memset flush (--flush memset, what
 // torch's cache.zero_() does) leaves up to the whole L2 dirty, and the timed kernel then pays for
 // writing it back; both are reported by run_device.sh.
-__global__ void flush_read_kernel(const int4* p, long long n, int* sink) {
+__device__ __forceinline__ unsigned long long globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// With `stamp`, each block records when it is done (atomicMax of %globaltimer): the flush's end on
+// the clock the GEMV's timeline stamps use.
+__global__ void flush_read_kernel(const int4* p, long long n, int* sink, unsigned long long* stamp) {
   int acc = 0;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
@@ -60,6 +79,10 @@ __global__ void flush_read_kernel(const int4* p, long long n, int* sink) {
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == 0x7fffffff) *sink = acc;  // never true for the fill below; keeps the loads
+  if (stamp != nullptr) {
+    __syncthreads();
+    if (threadIdx.x == 0) atomicMax(stamp, globaltimer());
+  }
 }
 bool g_flush_memset = false;
 
@@ -76,13 +99,36 @@ struct Timer {
     GEMV_CUDA_CHECK(cudaFuncSetAttribute(flush_read_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                          cudaSharedmemCarveoutMaxShared));
   }
-  void flush_l2(int i) {
+  void flush_l2(int i, unsigned long long* stamp = nullptr, cudaStream_t st = nullptr) {
     if (g_flush_memset) {
-      GEMV_CUDA_CHECK(cudaMemsetAsync(flush, i & 0xFF, flush_bytes));
+      GEMV_CUDA_CHECK(cudaMemsetAsync(flush, i & 0xFF, flush_bytes, st));
     } else {
-      flush_read_kernel<<<132 * 4, 512>>>(static_cast<const int4*>(flush),
-                                          static_cast<long long>(flush_bytes / 16), sink);
+      flush_read_kernel<<<132 * 4, 512, 0, st>>>(static_cast<const int4*>(flush),
+                                                 static_cast<long long>(flush_bytes / 16), sink, stamp);
     }
+  }
+  double host_us_per_sample = 0;  // the last run's enqueue time per sample (host), for the floor
+  // Median, p10, p90 of graph launches (each its own event pair).
+  std::vector<double> run_graph(cudaGraphExec_t g, cudaStream_t st, int samples) {
+    for (int i = 0; i < kWarmup; ++i) GEMV_CUDA_CHECK(cudaGraphLaunch(g, st));
+    GEMV_CUDA_CHECK(cudaStreamSynchronize(st));
+    std::vector<cudaEvent_t> ev(2 * static_cast<size_t>(samples));
+    for (auto& e : ev) GEMV_CUDA_CHECK(cudaEventCreate(&e));
+    for (int i = 0; i < samples; ++i) {
+      GEMV_CUDA_CHECK(cudaEventRecord(ev[2 * i], st));
+      GEMV_CUDA_CHECK(cudaGraphLaunch(g, st));
+      GEMV_CUDA_CHECK(cudaEventRecord(ev[2 * i + 1], st));
+    }
+    GEMV_CUDA_CHECK(cudaStreamSynchronize(st));
+    std::vector<double> us(static_cast<size_t>(samples));
+    for (int i = 0; i < samples; ++i) {
+      float ms = 0;
+      GEMV_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+      us[i] = ms * 1e3;
+    }
+    for (auto& e : ev) cudaEventDestroy(e);
+    std::sort(us.begin(), us.end());
+    return {us[us.size() / 2], us[us.size() / 10], us[us.size() * 9 / 10]};
   }
   // Median, p10, p90 in microseconds of `fn` (which enqueues work on stream 0).
   std::vector<double> run(const std::function<void()>& fn, bool flush_l2_first, int samples) {
@@ -90,12 +136,15 @@ struct Timer {
     GEMV_CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<cudaEvent_t> ev(2 * static_cast<size_t>(samples));
     for (auto& e : ev) GEMV_CUDA_CHECK(cudaEventCreate(&e));
+    const auto h0 = std::chrono::steady_clock::now();
     for (int i = 0; i < samples; ++i) {
       if (flush_l2_first) flush_l2(i);
       GEMV_CUDA_CHECK(cudaEventRecord(ev[2 * i]));
       fn();
       GEMV_CUDA_CHECK(cudaEventRecord(ev[2 * i + 1]));
     }
+    host_us_per_sample =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() / samples;
     GEMV_CUDA_CHECK(cudaDeviceSynchronize());
     GEMV_CUDA_CHECK(cudaGetLastError());
     std::vector<double> us(static_cast<size_t>(samples));
@@ -179,6 +228,7 @@ void record(const Case& c, const std::string& impl, const std::vector<double>& t
   r.us = t[0], r.p10 = t[1], r.p90 = t[2];
   r.gbps = static_cast<double>(bytes) / (r.us * 1e-6) / 1e9;
   r.frac = g_copy_gbps > 0 ? r.gbps / g_copy_gbps : 0;
+  if (auto it = g_same_copy_gbps.find(c.name); it != g_same_copy_gbps.end()) r.frac_same = r.gbps / it->second;
   g_rows.push_back(r);
 }
 
@@ -204,11 +254,39 @@ std::vector<double> bench_copy() {
   return t;
 }
 
+// A copy of the same byte count as the shape moves (L2 flushed first, like the kernels): it pays the
+// same launch floor, so the kernel's fraction of it is the second reference column.
+void bench_same_copy(Case& c) {
+  const size_t n = static_cast<size_t>(c.bytes) / 256 * 256;
+  void *src = nullptr, *dst = nullptr;
+  GEMV_CUDA_CHECK(cudaMalloc(&src, n));
+  GEMV_CUDA_CHECK(cudaMalloc(&dst, n));
+  GEMV_CUDA_CHECK(cudaMemset(src, 1, n));
+  auto t = g_timer->run([&] { GEMV_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice)); }, true,
+                        g_samples);
+  cudaFree(src), cudaFree(dst);
+  Row r;
+  r.shape = c.name, r.impl = "copy, same bytes", r.us = t[0], r.p10 = t[1], r.p90 = t[2];
+  r.gbps = 2.0 * static_cast<double>(n) / (t[0] * 1e-6) / 1e9;
+  r.frac = g_copy_gbps > 0 ? r.gbps / g_copy_gbps : 0;
+  r.frac_same = 1.0;
+  g_same_copy_gbps[c.name] = r.gbps;
+  r.note = "cudaMemcpy D2D of the shape's bytes, L2 flushed; read+write bytes";
+  g_rows.push_back(r);
+}
+
+std::string plan_note(const pipesim::model::GemvPlan& plan) {
+  char note[200];
+  std::snprintf(note, sizeof note, "grid %lld, %d+1 w, %lldB x %d, first %lld, static %lld rows, %lld chunks x %lld rows, smem %lld",
+                (long long)plan.grid, plan.consumer_warps, (long long)plan.stage_a_bytes, plan.stages,
+                (long long)plan.first_stage_bytes, (long long)plan.static_rows, (long long)plan.chunks,
+                (long long)plan.chunk_rows, (long long)plan.smem_bytes);
+  return note;
+}
+
 std::vector<double> bench_tma(Case& c, const GemvTuning& t, const std::string& impl) {
   const auto plan = gemv_nvfp4_plan(c.s.m, c.s.k, c.s.l, t);
-  char note[160];
-  std::snprintf(note, sizeof note, "grid %lld, %d+1 warps, %lld B/stage x %d, smem %lld", (long long)plan.grid,
-                plan.consumer_warps, (long long)plan.stage_a_bytes, plan.stages, (long long)plan.smem_bytes);
+  const std::string note = plan_note(plan);
   const GemvArgs x = c.args();
   auto res = g_timer->run([&] { if (GemvResult r = gemv_nvfp4(x, nullptr, t); !r) fail("gemv_nvfp4", r); }, true,
                           g_samples);
@@ -265,6 +343,12 @@ __global__ void empty_kernel(int* p) {
   if (p != nullptr && threadIdx.x == 0) sm[0] = p[blockIdx.x];
 }
 
+void floor_row(const std::string& what, const std::vector<double>& t, const std::string& note) {
+  Row r;
+  r.shape = "launch floor", r.impl = what, r.us = t[0], r.p10 = t[1], r.p90 = t[2], r.note = note;
+  g_rows.push_back(r);
+}
+
 // The fixed cost of one timed launch (a no-op kernel with the TMA kernel's grid, block and shared
 // memory, the L2 flushed before it), for reading the small shapes' numbers.
 void bench_floor() {
@@ -273,10 +357,108 @@ void bench_floor() {
                                        static_cast<int>(plan.smem_bytes)));
   auto t = g_timer->run([&] { empty_kernel<<<plan.grid, plan.threads, plan.smem_bytes>>>(nullptr); }, true,
                         g_samples);
-  Row r;
-  r.shape = "launch floor", r.impl = "empty kernel", r.us = t[0], r.p10 = t[1], r.p90 = t[2];
-  r.note = "same grid/block/smem as the TMA kernel, L2 flushed";
-  g_rows.push_back(r);
+  floor_row("empty kernel", t, "same grid/block/smem as the TMA kernel (7168x2048x4), L2 flushed");
+}
+
+// --floor: what a timed launch costs, taken apart.
+void bench_floor_detail() {
+  const auto plan = gemv_nvfp4_plan(7168, 2048, 4);
+  const int g = static_cast<int>(plan.grid), th = plan.threads;
+  const size_t sm = static_cast<size_t>(plan.smem_bytes);
+  char buf[160];
+  struct Cfg { int grid, threads; size_t smem; const char* name; };
+  const Cfg cfgs[] = {{g, th, sm, "plan grid/block/smem"}, {1, 32, 0, "1 block, 32 thr, 0 smem"},
+                      {g, th, 0, "plan grid/block, 0 smem"}, {g, 32, sm, "plan grid, 32 thr, plan smem"}};
+  for (const Cfg& k : cfgs) {
+    auto t = g_timer->run([&] { empty_kernel<<<k.grid, k.threads, k.smem>>>(nullptr); }, true, g_samples);
+    std::snprintf(buf, sizeof buf, "%s, L2 flushed (host enqueue %.1f us/sample)", k.name, g_timer->host_us_per_sample);
+    floor_row(std::string("empty: ") + k.name, t, buf);
+  }
+  for (const Cfg& k : {cfgs[0], cfgs[1]}) {
+    auto t = g_timer->run([&] { empty_kernel<<<k.grid, k.threads, k.smem>>>(nullptr); }, false, g_samples);
+    std::snprintf(buf, sizeof buf, "%s, back to back, no flush (host enqueue %.1f us/sample)", k.name,
+                  g_timer->host_us_per_sample);
+    floor_row(std::string("empty b2b: ") + k.name, t, buf);
+  }
+  // 100 launches between one event pair: the launch-to-launch cost without events in between.
+  for (const Cfg& k : {cfgs[0], cfgs[1]}) {
+    auto t = g_timer->run([&] { for (int i = 0; i < 100; ++i) empty_kernel<<<k.grid, k.threads, k.smem>>>(nullptr); },
+                          false, std::max(11, g_samples / 10));
+    for (double& v : t) v /= 100;
+    floor_row(std::string("empty x100 /100: ") + k.name, t, "100 launches per event pair, per launch");
+  }
+  // The launch path after the event: the empty kernel as a one-node graph, and launched with
+  // programmatic stream serialization (PDL) allowed.
+  {
+    cudaStream_t s1;
+    GEMV_CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    cudaGraph_t graph;
+    cudaGraphExec_t one;
+    GEMV_CUDA_CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeRelaxed));
+    empty_kernel<<<g, th, sm, s1>>>(nullptr);
+    GEMV_CUDA_CHECK(cudaStreamEndCapture(s1, &graph));
+    GEMV_CUDA_CHECK(cudaGraphInstantiate(&one, graph, 0));
+    GEMV_CUDA_CHECK(cudaGraphDestroy(graph));
+    GEMV_CUDA_CHECK(cudaGraphUpload(one, nullptr));
+    auto t = g_timer->run([&] { GEMV_CUDA_CHECK(cudaGraphLaunch(one, nullptr)); }, true, g_samples);
+    floor_row("empty as a 1-node graph", t, "plan grid/block/smem, cudaGraphLaunch between the events, L2 flushed");
+    cudaGraphExecDestroy(one);
+    cudaStreamDestroy(s1);
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(g);
+    cfg.blockDim = dim3(th);
+    cfg.dynamicSmemBytes = sm;
+    cfg.stream = nullptr;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    t = g_timer->run([&] { GEMV_CUDA_CHECK(cudaLaunchKernelEx(&cfg, empty_kernel, static_cast<int*>(nullptr))); }, true,
+                     g_samples);
+    floor_row("empty, PDL attribute", t, "plan grid/block/smem, programmatic stream serialization, L2 flushed");
+  }
+  // Graphs: [flush], [flush, empty], [flush, TMA kernel of each shape]; the difference to [flush]
+  // is what the kernel adds without an event between it and the flush.
+  cudaStream_t st;
+  GEMV_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  auto capture = [&](const std::function<void()>& body) {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    GEMV_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+    body();
+    GEMV_CUDA_CHECK(cudaStreamEndCapture(st, &graph));
+    GEMV_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    GEMV_CUDA_CHECK(cudaGraphDestroy(graph));
+    return exec;
+  };
+  cudaGraphExec_t gf = capture([&] { g_timer->flush_l2(0, nullptr, st); });
+  const auto tf = g_timer->run_graph(gf, st, g_samples);
+  floor_row("graph [flush]", tf, "the read flush alone, as a graph");
+  cudaGraphExec_t ge = capture([&] {
+    g_timer->flush_l2(0, nullptr, st);
+    empty_kernel<<<g, th, sm, st>>>(nullptr);
+  });
+  auto te = g_timer->run_graph(ge, st, g_samples);
+  floor_row("graph [flush, empty]", te, "plan grid/block/smem");
+  for (double& v : te) v -= tf[0];
+  floor_row("graph [flush, empty] - [flush]", te, "the empty kernel inside a graph, no event before it");
+  for (Case& c : g_cases) {
+    // Warm the launcher (counter allocation, attribute) outside the capture.
+    if (GemvResult r = gemv_nvfp4(c.args(), st); !r) fail("gemv_nvfp4", r);
+    GEMV_CUDA_CHECK(cudaStreamSynchronize(st));
+    cudaGraphExec_t gk = capture([&] {
+      g_timer->flush_l2(0, nullptr, st);
+      if (GemvResult r = gemv_nvfp4(c.args(), st); !r) fail("gemv_nvfp4", r);
+    });
+    auto tk = g_timer->run_graph(gk, st, g_samples);
+    for (double& v : tk) v -= tf[0];
+    floor_row("graph [flush, tma] - [flush]", tk, c.name + ": the TMA kernel (plan) inside a graph");
+    cudaGraphExecDestroy(gk);
+  }
+  cudaGraphExecDestroy(gf);
+  cudaGraphExecDestroy(ge);
+  cudaStreamDestroy(st);
 }
 
 void setup_cases() {
@@ -340,9 +522,116 @@ const std::vector<std::pair<GemvTuning, std::string>>& sweep() {
   };
   return v;
 }
+
+// --variants: the work split (static share of the rows, chunk size) and the first stage.
+// --variants: the alternatives measured during issue 6 (docs/gemv.md, optimisation notes).
+const std::vector<std::pair<GemvTuning, std::string>>& variants() {
+  static const std::vector<std::pair<GemvTuning, std::string>> v = {
+      {{.max_stages = 8}, "as many stages as fit"},
+      {{.first_stage_bytes = 8192}, "first stage 8K"},
+      {{.static_permille = 800}, "80% static + chunks"},
+      {{.static_permille = 0}, "chunks only"},
+      {{.stage_a_bytes = 16384, .consumer_warps = 8, .ctas_per_sm = 2}, "2/SM 8w 16K"},
+      {{.stage_a_bytes = 16384, .consumer_warps = 8, .ctas_per_sm = 2, .waves = 2}, "2/SM 8w 16K 2 waves"},
+  };
+  return v;
+}
 bool g_sweep = false;
-bool g_profile = false;
-bool g_timeline = false;  // --timeline: per-CTA %globaltimer stamps of the planned kernel, printed  // --profile: three launches of the planned TMA kernel per shape, nothing else
+bool g_variants = false;
+bool g_floor = false;
+bool g_profile = false;   // --profile: three launches of the planned TMA kernel per shape, nothing else
+bool g_timeline = false;  // --timeline: per-CTA %globaltimer stamps of each TMA variant, printed
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::FILE* g_timeline_csv = nullptr;  // --timeline-csv FILE: every CTA of the last launch of each variant
+constexpr int kTl = 8;                // timeline words per CTA (GemvTuning::timeline)
+
+// The timed launches of one variant with per-CTA stamps: event time and its parts, per launch, medians.
+void timeline(Case& c, const GemvTuning& t0, const std::string& name, bool flush = true, int reps = 21) {
+  const auto plan = gemv_nvfp4_plan(c.s.m, c.s.k, c.s.l, t0);
+  unsigned long long *tl = nullptr, *stamp = nullptr;
+  GEMV_CUDA_CHECK(cudaMalloc(&tl, plan.grid * kTl * sizeof(unsigned long long)));
+  GEMV_CUDA_CHECK(cudaMalloc(&stamp, sizeof(unsigned long long)));
+  GemvTuning t = t0;
+  t.timeline = tl;
+  cudaEvent_t e0, e1;
+  GEMV_CUDA_CHECK(cudaEventCreate(&e0));
+  GEMV_CUDA_CHECK(cudaEventCreate(&e1));
+  int khz = 0;
+  GEMV_CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+  const double ghz = khz / 1e6;  // clock64 cycles per ns (the maximum SM clock)
+  std::vector<unsigned long long> h(plan.grid * kTl);
+  std::vector<double> ev, body, gap, spread_in, first_avg, first_max, end_min, end_max, ch_min, ch_max, rate, cw, pw;
+  for (int rep = 0; rep < reps + 2; ++rep) {
+    GEMV_CUDA_CHECK(cudaMemsetAsync(stamp, 0, sizeof(unsigned long long)));
+    GEMV_CUDA_CHECK(cudaMemsetAsync(tl, 0, plan.grid * kTl * sizeof(unsigned long long)));
+    if (flush) g_timer->flush_l2(rep, stamp);
+    GEMV_CUDA_CHECK(cudaEventRecord(e0));
+    if (GemvResult r = gemv_nvfp4(c.args(), nullptr, t); !r) fail("gemv_nvfp4", r);
+    GEMV_CUDA_CHECK(cudaEventRecord(e1));
+    GEMV_CUDA_CHECK(cudaDeviceSynchronize());
+    if (rep < 2) continue;  // warm-up
+    float ms = 0;
+    GEMV_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    unsigned long long fe = 0;
+    GEMV_CUDA_CHECK(cudaMemcpy(h.data(), tl, h.size() * 8, cudaMemcpyDeviceToHost));
+    GEMV_CUDA_CHECK(cudaMemcpy(&fe, stamp, 8, cudaMemcpyDeviceToHost));
+    unsigned long long t0s = ~0ULL, t0max = 0, tend = 0, tendmin = ~0ULL, fmax = 0;
+    double fsum = 0, cmin = 1e9, cmax = 0;
+    std::vector<double> rates, cws, pws;
+    for (int64_t i = 0; i < plan.grid; ++i) {
+      const unsigned long long* x = &h[kTl * i];
+      t0s = std::min(t0s, x[0]);
+      t0max = std::max(t0max, x[0]);
+      tend = std::max(tend, x[2]);
+      tendmin = std::min(tendmin, x[2]);
+      cmin = std::min(cmin, double(x[3]));
+      cmax = std::max(cmax, double(x[3]));
+      cws.push_back(x[5] / ghz / 1e3);
+      pws.push_back(x[6] / ghz / 1e3);
+      // Streaming rate: the CTA's A + sfa bytes (stages x stage size, close enough) from first stage to end.
+      rates.push_back(double(x[7]) * plan.stage_a_bytes * 9 / 8 / double(x[2] - x[1]));
+    }
+    for (int64_t i = 0; i < plan.grid; ++i) {
+      fsum += double(h[kTl * i + 1] - t0s);
+      fmax = std::max(fmax, h[kTl * i + 1] - t0s);
+    }
+    ev.push_back(ms * 1e3);
+    body.push_back((tend - t0s) / 1e3);
+    gap.push_back(fe ? (double(t0s) - double(fe)) / 1e3 : 0);
+    spread_in.push_back((t0max - t0s) / 1e3);
+    first_avg.push_back(fsum / plan.grid / 1e3);
+    first_max.push_back(fmax / 1e3);
+    end_min.push_back((tendmin - t0s) / 1e3);
+    end_max.push_back((tend - t0s) / 1e3);
+    ch_min.push_back(cmin);
+    ch_max.push_back(cmax);
+    rate.push_back(median(rates));
+    cw.push_back(median(cws));
+    pw.push_back(median(pws));
+    if (rep == reps + 1 && g_timeline_csv != nullptr)
+      for (int64_t i = 0; i < plan.grid; ++i) {
+        const unsigned long long* x = &h[kTl * i];
+        std::fprintf(g_timeline_csv, "%s,%s,%lld,%.3f,%.3f,%.3f,%llu,%llu,%.3f,%.3f,%llu,%.3f,%.3f\n", c.name.c_str(),
+                     name.c_str(), (long long)i, (double(x[0]) - double(t0s)) / 1e3, (double(x[1]) - double(t0s)) / 1e3,
+                     (double(x[2]) - double(t0s)) / 1e3, x[3], x[4], x[5] / ghz / 1e3, x[6] / ghz / 1e3, x[7],
+                     ms * 1e3, fe ? (double(t0s) - double(fe)) / 1e3 : 0.0);
+      }
+  }
+  const double E = median(ev), B = median(body), G = median(gap);
+  std::printf("timeline %-12s %-22s event %6.2f = gap %5.2f + body %6.2f + rest %5.2f us | entries spread %4.2f, "
+              "first stage avg %4.2f max %4.2f, CTA ends %6.2f .. %6.2f | chunks/CTA %g..%g | median CTA %.1f B/ns, "
+              "waits: consumer %.2f producer %.2f us%s\n",
+              c.name.c_str(), name.c_str(), E, G, B, E - G - B, median(spread_in), median(first_avg),
+              median(first_max), median(end_min), median(end_max), median(ch_min), median(ch_max), median(rate),
+              median(cw), median(pw), flush ? "" : " (no flush)");
+  cudaFree(tl), cudaFree(stamp);
+  cudaEventDestroy(e0), cudaEventDestroy(e1);
+}
 
 void print_table() {
   cudaDeviceProp prop{};
@@ -352,11 +641,13 @@ void print_table() {
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   std::printf("\n== NVFP4 GEMV on %s (%d SMs), %s; median of %d samples (L2 flushed by %s) ==\n", prop.name,
               prop.multiProcessorCount, date, g_samples, g_flush_memset ? "a 256 MiB memset" : "reading 256 MiB");
-  std::printf("%-16s %-20s %10s %10s %10s %9s %8s  %s\n", "shape (m,k,l)", "implementation", "median us", "p10 us",
-              "p90 us", "GB/s", "of copy", "notes");
+  std::printf("%-16s %-32s %9s %8s %8s %7s %8s %8s  %s\n", "shape (m,k,l)", "implementation", "median us", "p10 us",
+              "p90 us", "GB/s", "of copy", "of same", "notes");
+  std::printf("(of copy: of the 1 GiB copy's bandwidth; of same: of a copy of the shape's own byte count, "
+              "which pays the same launch floor)\n");
   for (const Row& r : g_rows)
-    std::printf("%-16s %-20s %10.2f %10.2f %10.2f %9.0f %7.1f%%  %s\n", r.shape.c_str(), r.impl.c_str(), r.us, r.p10,
-                r.p90, r.gbps, 100 * r.frac, r.note.c_str());
+    std::printf("%-16s %-32s %9.2f %8.2f %8.2f %7.0f %7.1f%% %7.1f%%  %s\n", r.shape.c_str(), r.impl.c_str(), r.us,
+                r.p10, r.p90, r.gbps, 100 * r.frac, 100 * r.frac_same, r.note.c_str());
 }
 
 }  // namespace
@@ -366,9 +657,17 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--samples") && i + 1 < argc) g_samples = std::max(11, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--sweep")) g_sweep = true;
+    else if (!std::strcmp(argv[i], "--variants")) g_variants = true;
+    else if (!std::strcmp(argv[i], "--floor")) g_floor = true;
     else if (!std::strcmp(argv[i], "--profile")) g_profile = true;
     else if (!std::strcmp(argv[i], "--timeline")) g_timeline = true;
     else if (!std::strcmp(argv[i], "--flush") && i + 1 < argc) g_flush_memset = !std::strcmp(argv[++i], "memset");
+    else if (!std::strcmp(argv[i], "--timeline-csv") && i + 1 < argc) {
+      g_timeline_csv = std::fopen(argv[++i], "w");
+      if (g_timeline_csv)
+        std::fprintf(g_timeline_csv, "shape,variant,cta,entry_us,first_us,end_us,chunks,smid,cons_wait_us,"
+                                     "prod_wait_us,stages,event_us,gap_us\n");
+    }
     else rest.push_back(argv[i]);
   }
   if (!have_gpu("gemv_bench")) return 2;
@@ -378,36 +677,19 @@ int main(int argc, char** argv) {
   setup_cases();
   if (g_timeline) {
     for (Case& c : g_cases) {
-      const auto plan = gemv_nvfp4_plan(c.s.m, c.s.k, c.s.l);
-      unsigned long long* tl = nullptr;
-      GEMV_CUDA_CHECK(cudaMalloc(&tl, plan.grid * 3 * sizeof(unsigned long long)));
-      GemvTuning t;
-      t.timeline = tl;
-      std::vector<unsigned long long> h(plan.grid * 3);
-      for (int rep = 0; rep < 3; ++rep) {
-        g_timer->flush_l2(rep);
-        if (GemvResult r = gemv_nvfp4(c.args(), nullptr, t); !r) fail("gemv_nvfp4", r);
-        GEMV_CUDA_CHECK(cudaDeviceSynchronize());
-      }
-      GEMV_CUDA_CHECK(cudaMemcpy(h.data(), tl, h.size() * 8, cudaMemcpyDeviceToHost));
-      unsigned long long t0 = ~0ULL, t1max = 0, tend = 0, tendmin = ~0ULL, first_max = 0;
-      double first_sum = 0;
-      for (int64_t i = 0; i < plan.grid; ++i) {
-        t0 = std::min(t0, h[3 * i]);
-        tend = std::max(tend, h[3 * i + 2]);
-        tendmin = std::min(tendmin, h[3 * i + 2]);
-        t1max = std::max(t1max, h[3 * i]);
-      }
-      for (int64_t i = 0; i < plan.grid; ++i) {
-        first_sum += double(h[3 * i + 1] - t0);
-        first_max = std::max(first_max, h[3 * i + 1] - t0);
-      }
-      std::printf("timeline %s: CTA starts spread %.2f us; first full stage avg %.2f max %.2f us after the first "
-                  "start; CTA ends %.2f .. %.2f us\n",
-                  c.name.c_str(), (t1max - t0) / 1e3, first_sum / plan.grid / 1e3, first_max / 1e3,
-                  (tendmin - t0) / 1e3, (tend - t0) / 1e3);
-      cudaFree(tl);
+      timeline(c, {}, "plan");
+      if (g_variants)
+        for (const auto& [t, name] : variants()) timeline(c, t, name);
     }
+    // The consumers' own rate: a shape whose A (19 MB) stays in the L2, not flushed, static split.
+    Case l2;
+    l2.s = Shape{2048, 16384, 1, "l2"};
+    l2.dv.alloc(l2.s);
+    l2.dv.upload(make_inputs(l2.s, Dist::kNibbles, 99));
+    l2.name = "2048x16384x1";
+    timeline(l2, {.static_permille = 1000}, "L2-resident, static", false);
+    timeline(l2, {}, "L2-resident, plan", false);
+    l2.dv.release();
   }
   if (g_profile) {
     for (Case& c : g_cases)
@@ -421,8 +703,15 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::function<std::vector<double>()>>> items;
   items.push_back({"copy", [] { return bench_copy(); }});
   items.push_back({"launch_floor", [] { bench_floor(); return std::vector<double>{g_rows.back().us, 0, 0}; }});
+  if (g_floor)
+    items.push_back({"launch_floor_detail", [] { bench_floor_detail(); return std::vector<double>{g_rows.back().us, 0, 0}; }});
   for (Case& c : g_cases) {
+    items.push_back({c.name + "/copy_same", [&c] { bench_same_copy(c); return std::vector<double>{g_rows.back().us, 0, 0}; }});
     items.push_back({c.name + "/tma", [&c] { return bench_tma(c, {}, "tma (plan)"); }});
+    if (g_variants)
+      for (const auto& [t, name] : variants()) items.push_back({c.name + "/" + name, [&c, t = t, name = name] {
+                                                                 return bench_tma(c, t, name);
+                                                               }});
     if (g_sweep)
       for (const auto& [t, name] : sweep()) items.push_back({c.name + "/" + name, [&c, t = t, name = name] {
                                                               return bench_tma(c, t, name);
@@ -459,5 +748,6 @@ int main(int argc, char** argv) {
   for (auto& [name, fn] : items) fn();
 #endif
   print_table();
+  if (g_timeline_csv) std::fclose(g_timeline_csv);
   return 0;
 }

@@ -127,6 +127,37 @@ int main(int argc, char** argv) {
       } else {
         report("tma(plan)", s, d, sd, compare(got, ref));
       }
+      // Three launches in a row (the chunk counter must come back to 0 after each), then one on a
+      // second stream (its own counter), all checked.
+      if (d == Dist::kPublic) {
+        got = run_and_fetch(dv, [](const GemvArgs& x) {
+          for (int i = 0; i < 2; ++i)
+            if (GemvResult e = gemv_nvfp4(x, nullptr, {.static_permille = 0}); !e) return e;
+          return gemv_nvfp4(x, nullptr, {.static_permille = 0});
+        }, &r);
+        if (!r) {
+          std::printf("FAIL gemv_nvfp4 x3 returned %s: %s\n", to_string(r.status), r.message.c_str());
+          ++failures;
+        } else {
+          report("tma(all chunks) x3", s, d, sd, compare(got, ref));
+        }
+        got = run_and_fetch(dv, [](const GemvArgs& x) {
+          static cudaStream_t st = [] {
+            cudaStream_t q;
+            GEMV_CUDA_CHECK(cudaStreamCreateWithFlags(&q, cudaStreamNonBlocking));
+            return q;
+          }();
+          GemvResult e = gemv_nvfp4(x, st);
+          GEMV_CUDA_CHECK(cudaStreamSynchronize(st));
+          return e;
+        }, &r);
+        if (!r) {
+          std::printf("FAIL gemv_nvfp4 (stream) returned %s: %s\n", to_string(r.status), r.message.c_str());
+          ++failures;
+        } else {
+          report("tma(plan, 2nd stream)", s, d, sd, compare(got, ref));
+        }
+      }
       got = run_and_fetch(dv, [](const GemvArgs& x) { return gemv_nvfp4_reference(x, nullptr); }, &r);
       if (!r) {
         std::printf("FAIL reference returned %s: %s\n", to_string(r.status), r.message.c_str());
@@ -137,12 +168,25 @@ int main(int argc, char** argv) {
       // Tight variants on the smaller shapes: tiny stages wrap the ring many times, cross batch
       // edges inside stages, and put row boundaries inside warps.
       if (s.l * s.m * s.k <= (int64_t{1} << 25)) {
-        const GemvTuning tight[] = {{512, 4, 2, 0, 0}, {1024, 16, 3, 0, 1}, {4096, 8, 4, 2, 2}};
+        // Work split: the planner's static share with chunks of one stage; all rows in chunks of
+        // 512 bytes (chunks cross rows, batches); all static (no chunks) with a 512-byte first stage.
+        const GemvTuning tight[] = {
+            {.stage_a_bytes = 512, .consumer_warps = 4, .max_stages = 2},
+            {.stage_a_bytes = 1024, .consumer_warps = 16, .max_stages = 3, .units_per_lane = 1},
+            {.stage_a_bytes = 4096, .consumer_warps = 8, .max_stages = 4, .ctas_per_sm = 2, .units_per_lane = 2},
+            {.stage_a_bytes = 1024, .consumer_warps = 16, .max_stages = 3, .static_permille = 0,
+             .chunk_bytes = 512, .first_stage_bytes = 512},
+            {.stage_a_bytes = 2048, .consumer_warps = 16, .max_stages = 4, .static_permille = 1000,
+             .first_stage_bytes = 512},
+            {.stage_a_bytes = 4096, .consumer_warps = 16, .max_stages = 4, .static_permille = 500,
+             .chunk_bytes = 8192}};
         for (const GemvTuning& t : tight) {
           got = run_and_fetch(dv, [&](const GemvArgs& x) { return gemv_nvfp4(x, nullptr, t); }, &r);
-          char name[64];
-          std::snprintf(name, sizeof name, "tma(%lldB,%dw,%dst,%dcta,%du)", (long long)t.stage_a_bytes,
-                        t.consumer_warps, t.max_stages, t.ctas_per_sm ? t.ctas_per_sm : 1, t.units_per_lane ? t.units_per_lane : 2);
+          char name[96];
+          std::snprintf(name, sizeof name, "tma(%lldB,%dw,%dst,%dcta,%du,%d%%o,%lldc,%lldf)", (long long)t.stage_a_bytes,
+                        t.consumer_warps, t.max_stages, t.ctas_per_sm ? t.ctas_per_sm : 1,
+                        t.units_per_lane ? t.units_per_lane : 2, t.static_permille, (long long)t.chunk_bytes,
+                        (long long)t.first_stage_bytes);
           if (!r) {
             std::printf("FAIL %s returned %s: %s\n", name, to_string(r.status), r.message.c_str());
             ++failures;
@@ -216,6 +260,22 @@ int main(int argc, char** argv) {
       }
       ++checks;
       if (!ok) ++failures;
+    }
+    // The stopped run left its chunk counter mid-way; the launcher zeroed it: a normal run is right.
+    {
+      const HostInputs in = make_inputs(s, Dist::kNibbles, seed);
+      dv.upload(in);
+      std::vector<double> ref(static_cast<size_t>(s.l * s.m));
+      gemv_reference_cpu(in.a.data(), in.sfa.data(), in.b.data(), in.sfb.data(), s.m, s.k, s.l, ref.data());
+      GemvResult r;
+      auto got = run_and_fetch(dv, [](const GemvArgs& x) { return gemv_nvfp4(x, nullptr); }, &r);
+      if (!r) {
+        std::printf("FAIL gemv_nvfp4 after the watchdog returned %s: %s\n", to_string(r.status), r.message.c_str());
+        ++failures;
+      } else {
+        report("tma(plan) after watchdog", s, Dist::kNibbles, seed, compare(got, ref));
+      }
+      ++seed;
     }
     dv.release();
   }

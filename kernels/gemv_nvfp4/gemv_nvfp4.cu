@@ -3,9 +3,10 @@
 // Warp 0 is the producer: its elected lane streams the CTA's contiguous slice of A (and the matching
 // sfa bytes) through a ring of shared-memory stages with cp.async.bulk, one full/empty mbarrier pair per
 // stage (CUTLASS PipelineTmaAsync: producer state starts at phase 1, consumer state at phase 0).
-// Warps 1..NW consume: each decodes 16 bytes of A (32 E2M1 values, two 16-element scale blocks) per
-// step, multiplies with the pre-decoded vector in f16x2 (exact: at most 8 products of E2M1 values per
-// f16 lane), scales each block in f32 (exact) and accumulates rows in f32.
+// Warps 1..NW consume: each takes 16 bytes of A (32 E2M1 values, two 16-element scale blocks) per lane
+// and step, forms exact block sums with the pre-decoded vector (int8 dot products on sm_90a, f16x2 on
+// sm_100a), scales each block in f32 (exact) and accumulates rows in f32. Warp NW + 1 claims dynamic
+// chunks when the plan has any (an option; the plan's split is static).
 // docs/gemv.md describes the design; model/gemv_plan.cpp chooses grid, stages and layout.
 #include <cuda/ptx>
 #include <cuda_fp16.h>
@@ -15,7 +16,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <mutex>
+#include <utility>
 #include <string>
 
 #include "kernels/gemv_nvfp4/gemv_nvfp4.hpp"
@@ -28,7 +31,11 @@ namespace {
 namespace ptx = cuda::ptx;
 
 constexpr int kMaxConsumerWarps = 16;
-constexpr int kMaxThreads = 32 * (1 + kMaxConsumerWarps);
+// Instrumentation words per CTA (GemvTuning::timeline): globaltimer at entry, first full stage, end;
+// chunks claimed; SM id; consumer warp 1's cycles waiting for full stages; the producer's cycles
+// waiting for free slots; stages consumed.
+constexpr unsigned kTimelineWords = 8;
+constexpr int kMaxThreads = 32 * (2 + kMaxConsumerWarps);  // + producer and scheduler warps
 
 struct Params {
   const uint8_t* a;
@@ -54,7 +61,25 @@ struct Params {
   int b_buffers;
   unsigned long long watchdog_ns;
   GemvWatchdogHit* hit;
-  unsigned long long* timeline;  // optional: per CTA, globaltimer at entry, first full stage, end
+  unsigned long long* timeline;  // optional: kTimelineWords per CTA (instrumentation)
+  // Work split (model/gemv_plan.hpp): static rows, then chunks claimed through *counter.
+  long long static_rows;
+  long long chunk_rows;
+  long long chunks;
+  long long chunks_first_batch;
+  long long chunks_per_batch;
+  unsigned first_stage_bytes;
+  unsigned off_hdr, off_rowsum1, off_tick, off_tfull, off_tempty, off_go, off_done;
+  unsigned area0_rows, area1_rows, areas;
+  long long claim_lead_bytes;  // A bytes of the static range left when the scheduler may start claiming
+  unsigned* counter;  // chunk counter, 0 at launch; the launch's last claim sets it back to 0
+};
+
+// A stage header / ticket: a range of whole rows of one batch (rows == 0: no more chunks).
+struct RangeRec {
+  long long r0;
+  int rows;
+  int batch;
 };
 
 // ---- decoding --------------------------------------------------------------------------------
@@ -116,14 +141,15 @@ __device__ __forceinline__ void dot8(uint32_t w, uint32_t blo, uint32_t bhi, int
 __device__ __forceinline__ uint32_t mag_table_lo() {
   uint32_t t;
   asm volatile("mov.b32 %0, 0x03020100;" : "=r"(t));  // opaque: stays in one register
-  return t;
-}
-// 2 x E2M1 of one nibble as an int8 (the vector decode; not on the hot path).
-__device__ __forceinline__ uint32_t e2m1x2_int8(uint32_t nib) {
-  const int mag = static_cast<int>((((nib & 4) ? (kMagHi >> (8 * (nib & 3))) : (kMagLo >> (8 * (nib & 3))))) & 0xFF);
-  return static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>((nib & 8) ? -mag : mag)));
+  // A shuffle from the lane itself: the compiler cannot prove the result warp-uniform, so it keeps
+  // it in an ordinary register (a uniform one made it copy the word before every PRMT again).
+  return __shfl_sync(0xffffffffu, t, static_cast<int>(threadIdx.x % 32));
 }
 #endif
+
+// Bytes of the decoded vector per element (int8 on Hopper, f16 on Blackwell); its f32 scales follow.
+// The plan sizes the vector buffers with the same number (GemvHints::vector_elem_bytes).
+constexpr unsigned kVecBytesPerElem = kSlotsPerUnit * 16 / 32;
 
 // Vector layout in shared memory: per 32-element unit j, kSlotsPerUnit 16-byte slots. f16 (4 slots):
 // slot q at 4j + (q ^ ((j >> 1) & 3)); int8 (2 slots): slot q at 2j + (q ^ ((j >> 2) & 1)); either way
@@ -186,12 +212,11 @@ __device__ void decode_vector(const Params& p, long long batch, const uint8_t* r
   for (unsigned wi = ct; wi < words; wi += nct) {
     const uint32_t w = bw[wi];
 #if GEMV_INT_DOT
-    uint32_t lo = 0, hi = 0;
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      lo |= e2m1x2_int8((w >> (4 * e)) & 15) << (8 * e);
-      hi |= e2m1x2_int8((w >> (4 * e + 16)) & 15) << (8 * e);
-    }
+    // The A decode's table trick: prmt gives |2x| for the positive elements (0 for the negative
+    // ones) and, with the sign bits flipped, the reverse; a bytewise difference gives 2x as int8.
+    const uint32_t wx = w ^ 0x88888888u;
+    const uint32_t lo = __vsub4(prmt(kMagLo, kMagHi, w), prmt(kMagLo, kMagHi, wx));
+    const uint32_t hi = __vsub4(prmt(kMagLo, kMagHi, w >> 16), prmt(kMagLo, kMagHi, wx >> 16));
     // word q = wi % 4 of unit wi / 4: bytes 8q .. 8q + 7 of the unit's 32, i.e. slot q / 2, half q % 2.
     uint2* dst = reinterpret_cast<uint2*>(&slots[b_slot(wi / 4, (wi % 4) / 2)]) + (wi % 2);
     *dst = make_uint2(lo, hi);
@@ -201,21 +226,21 @@ __device__ void decode_vector(const Params& p, long long batch, const uint8_t* r
   }
   const unsigned nsf = static_cast<unsigned>(p.k) / 16;
   const uint8_t* sb = raw + p.row_bytes + ((batch * nsf) & 15);
-  float* sf = reinterpret_cast<float*>(buf + static_cast<size_t>(p.k) * 2);
+  float* sf = reinterpret_cast<float*>(buf + static_cast<size_t>(p.k) * kVecBytesPerElem);
   for (unsigned i = ct; i < nsf; i += nct) {
     const __half h = __half(__nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(sb[i]), __NV_E4M3));
     sf[i] = __half2float(h) * kDecodeFix;
   }
 }
 
-// One 32-element unit: 16 bytes of A, two sfa bytes, the matching vector slots. Returns the f32
-// contribution (exact up to the final f32 addition).
-__device__ __forceinline__ float unit_dot(const uint8_t* a16, const uint8_t* sf2, const uint4* bslots,
-                                          const float2* sfb2, unsigned j, uint32_t tlo) {
-  const uint4 av = *reinterpret_cast<const uint4*>(a16);
+// One 32-element unit from registers: 16 bytes of A, its two sfa bytes, the unit's vector slots
+// (kSlotsPerUnit of them) and its two sfb values. Returns the f32 contribution (exact up to the final
+// f32 addition).
+__device__ __forceinline__ float unit_dot_regs(const uint4 av, const uint4 (&bv)[kSlotsPerUnit], uint16_t s,
+                                               const float2 sb, uint32_t tlo) {
 #if GEMV_INT_DOT
-  const uint4 b0 = bslots[b_slot(j, 0)];  // elements 0..15 as int8
-  const uint4 b1 = bslots[b_slot(j, 1)];  // elements 16..31
+  const uint4 b0 = bv[0];  // elements 0..15 as int8
+  const uint4 b1 = bv[1];  // elements 16..31
   int p0 = 0, q0 = 0, p1 = 0, q1 = 0;
   dot8(av.x, b0.x, b0.y, p0, q0, tlo);
   dot8(av.y, b0.z, b0.w, p0, q0, tlo);
@@ -227,10 +252,7 @@ __device__ __forceinline__ float unit_dot(const uint8_t* a16, const uint8_t* sf2
   const float blk1 = static_cast<float>(p1 - q1);
 #else
   (void)tlo;
-  const uint4 b0 = bslots[b_slot(j, 0)];
-  const uint4 b1 = bslots[b_slot(j, 1)];
-  const uint4 b2 = bslots[b_slot(j, 2)];
-  const uint4 b3 = bslots[b_slot(j, 3)];
+  const uint4 b0 = bv[0], b1 = bv[1], b2 = bv[2], b3 = bv[3];
   // Four independent chains of four f16x2 FMAs: every f16 lane sums at most 4 products (then 8 after
   // the pairwise add), all multiples of 0.25 below 512: exact in f16.
   uint4 d = decode_word(av.x);
@@ -258,12 +280,20 @@ __device__ __forceinline__ float unit_dot(const uint8_t* a16, const uint8_t* sf2
   const float blk0 = f0.x + f0.y;
   const float blk1 = f1.x + f1.y;
 #endif
-  const uint16_t s = *reinterpret_cast<const uint16_t*>(sf2);
   const __half2_raw sa = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(s), __NV_E4M3);
-  const float2 sb = sfb2[j];
   const float s0 = __half2float(__half(__half_raw{sa.x})) * sb.x;
   const float s1 = __half2float(__half(__half_raw{sa.y})) * sb.y;
   return blk0 * s0 + blk1 * s1;
+}
+
+// One unit by its row position j (the generic path): loads, then unit_dot_regs.
+__device__ __forceinline__ float unit_dot(const uint8_t* a16, const uint8_t* sf2, const uint4* bslots,
+                                          const float2* sfb2, unsigned j, uint32_t tlo) {
+  uint4 bv[kSlotsPerUnit];
+#pragma unroll
+  for (unsigned q = 0; q < kSlotsPerUnit; ++q) bv[q] = bslots[b_slot(j, q)];
+  return unit_dot_regs(*reinterpret_cast<const uint4*>(a16), bv, *reinterpret_cast<const uint16_t*>(sf2),
+                       sfb2[j], tlo);
 }
 
 // CUTLASS PipelineState: ring index, phase bit, and (for reports) the iteration count.
@@ -280,8 +310,37 @@ struct PipeState {
   }
 };
 
+// Flat rows and batch of chunk t: model::gemv_chunk_range's arithmetic (whole rows of one batch). Run
+// by the scheduler warp only, which has time for the 64-bit divisions.
+__device__ __forceinline__ RangeRec chunk_range(const Params& p, long long t) {
+  const long long first_batch = p.static_rows / p.m;
+  long long b = first_batch, r0;
+  if (t < p.chunks_first_batch) {
+    r0 = p.static_rows + t * p.chunk_rows;
+  } else {
+    const long long u = t - p.chunks_first_batch;
+    b = first_batch + 1 + u / p.chunks_per_batch;
+    r0 = b * p.m + u % p.chunks_per_batch * p.chunk_rows;
+  }
+  const long long r1 = min((b + 1) * p.m, r0 + p.chunk_rows);
+  return RangeRec{r0, static_cast<int>(r1 - r0), static_cast<int>(b)};
+}
+
+// x * y / z (the static split), in 32-bit arithmetic when everything fits.
+__device__ __forceinline__ long long muldiv(long long x, long long y, long long z) {
+  const long long xy = x * y;
+  if (xy < (1LL << 32) && z < (1LL << 32)) return static_cast<unsigned>(xy) / static_cast<unsigned>(z);
+  return xy / z;
+}
+// The batch of flat row x, in 32-bit arithmetic when it fits.
+__device__ __forceinline__ long long batch_of(long long x, long long m) {
+  if (x < (1LL << 32) && m < (1LL << 32)) return static_cast<unsigned>(x) / static_cast<unsigned>(m);
+  return x / m;
+}
+
 template <int kProducerStartPhase, bool kWatchdog, int kUnits>
 __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_constant__ Params p) {
+  static_assert(model::kGemvClaims == 4, "the scheduler keeps four claims in four registers");
   extern __shared__ __align__(128) uint8_t smem_raw[];
   // 128-byte alignment by pointer arithmetic on smem_raw, so the compiler keeps the shared address
   // space (LDS/ATOMS rather than generic loads).
@@ -291,18 +350,28 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
   uint64_t* empty = reinterpret_cast<uint64_t*>(smem + p.off_empty);
   uint64_t* vfull = reinterpret_cast<uint64_t*>(smem + p.off_vfull);
   uint64_t* vempty = reinterpret_cast<uint64_t*>(smem + p.off_vempty);
+  uint64_t* tfull = reinterpret_cast<uint64_t*>(smem + p.off_tfull);
+  uint64_t* tempty = reinterpret_cast<uint64_t*>(smem + p.off_tempty);
+  uint64_t* go = reinterpret_cast<uint64_t*>(smem + p.off_go);
   volatile int* abort_flag = reinterpret_cast<volatile int*>(smem + p.off_flag);
+  RangeRec* hdr = reinterpret_cast<RangeRec*>(smem + p.off_hdr);
+  RangeRec* tick = reinterpret_cast<RangeRec*>(smem + p.off_tick);
+  int* done = reinterpret_cast<int*>(smem + p.off_done);
   uint8_t* ring = smem + p.off_ring;
-  float* rowsum = reinterpret_cast<float*>(smem + p.off_rowsum);
+  float* rowsum0 = reinterpret_cast<float*>(smem + p.off_rowsum);
+  float* rowsum1 = reinterpret_cast<float*>(smem + p.off_rowsum1);
 
   const int warp = static_cast<int>(threadIdx.x / 32);
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const int nw = static_cast<int>(blockDim.x / 32) - 1;
+  const int nw = static_cast<int>(blockDim.x / 32) - 2;  // consumer warps 1..nw; warp nw + 1 schedules
   const int S = p.stages;
-  const long long g0 = static_cast<long long>(blockIdx.x) * p.rows_total / p.grid;
-  const long long g1 = static_cast<long long>(blockIdx.x + 1) * p.rows_total / p.grid;
+  // The CTA's static range of flat rows; the rows after static_rows are claimed in chunks.
+  const long long s0 = muldiv(blockIdx.x, p.static_rows, p.grid);
+  const long long s1 = muldiv(blockIdx.x + 1, p.static_rows, p.grid);
   const long long rb = p.row_bytes;
   const long long SA = p.stage_a_bytes;
+  const long long FS = p.first_stage_bytes;  // the CTA's very first stage (<= SA)
+  const bool dynamic = p.chunks > 0;
 
   if (threadIdx.x == 0) {
     for (int i = 0; i < S; ++i) {
@@ -313,69 +382,176 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
       ptx::mbarrier_init(&vfull[i], 1);
       ptx::mbarrier_init(&vempty[i], static_cast<uint32_t>(nw));
     }
+    for (int i = 0; i < model::kGemvClaims; ++i) {
+      ptx::mbarrier_init(&tfull[i], 1);
+      ptx::mbarrier_init(&tempty[i], 1);
+    }
+    ptx::mbarrier_init(go, 1);
+    for (unsigned i = 0; i <= p.areas; ++i) done[i] = 0;
     *abort_flag = 0;
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
   __syncthreads();
+
+  if (warp == nw + 1) {
+    // ---------------- scheduler (chunk claims) ----------------
+    // Under full load an atomic's round trip is several microseconds (it queues behind the SM's own
+    // bulk reads), longer than a chunk takes, so four claims stay in flight, each in its own register:
+    // reading one waits for that claim only. Claims are handed to the producer in order through the
+    // ticket ring (full/empty barriers, one slot per claim).
+    if (!dynamic || lane != 0) return;
+    if (!wait_parity<kWatchdog>(go, 0, p, abort_flag, 4, 0, 0)) return;
+    unsigned c0 = atomicAdd(p.counter, 1u);
+    unsigned c1 = atomicAdd(p.counter, 1u);
+    unsigned c2 = atomicAdd(p.counter, 1u);
+    unsigned c3 = atomicAdd(p.counter, 1u);
+    PipeState ts{0, 1, 0};
+    // 1: handed chunk t over; 0: t is past the last chunk, handed the end over; -1: stopped.
+    auto publish = [&](long long t) -> int {
+      if (!wait_parity<kWatchdog>(&tempty[ts.index], ts.phase, p, abort_flag, 5, ts.index, ts.count)) return -1;
+      tick[ts.index] = t < p.chunks ? chunk_range(p, t) : RangeRec{0, 0, 0};
+      ptx::mbarrier_arrive(&tfull[ts.index]);
+      ts.advance(model::kGemvClaims);
+      return t < p.chunks ? 1 : 0;
+    };
+    long long f0, f1, f2, f3;  // the four failing claims (claims only grow: those after a failure fail)
+    for (;;) {
+      int r = publish(c0);
+      if (r < 0) return;
+      if (r == 0) { f0 = c0; f1 = c1; f2 = c2; f3 = c3; break; }
+      c0 = atomicAdd(p.counter, 1u);
+      r = publish(c1);
+      if (r < 0) return;
+      if (r == 0) { f0 = c1; f1 = c2; f2 = c3; f3 = c0; break; }
+      c1 = atomicAdd(p.counter, 1u);
+      r = publish(c2);
+      if (r < 0) return;
+      if (r == 0) { f0 = c2; f1 = c3; f2 = c0; f3 = c1; break; }
+      c2 = atomicAdd(p.counter, 1u);
+      r = publish(c3);
+      if (r < 0) return;
+      if (r == 0) { f0 = c3; f1 = c0; f2 = c1; f3 = c2; break; }
+      c3 = atomicAdd(p.counter, 1u);
+    }
+    // Every CTA makes exactly four failing claims: chunks + 4 grid in all. The one that got the last
+    // value resets the counter for the next launch (stream order makes that launch see it).
+    const long long last = p.chunks + model::kGemvClaims * p.grid - 1;
+    if (f0 == last || f1 == last || f2 == last || f3 == last) atomicExch(p.counter, 0u);
+    // producer_tail of the ticket ring.
+    for (int i = 0; i < model::kGemvClaims; ++i, ts.advance(model::kGemvClaims))
+      if (!wait_parity<kWatchdog>(&tempty[ts.index], ts.phase, p, abort_flag, 5, ts.index, ts.count)) return;
+    return;
+  }
 
   if (warp == 0) {
     // ---------------- producer ----------------
     if (lane != 0) return;
     PipeState ps{0, kProducerStartPhase, 0};  // CUTLASS: the producer starts at phase 1
     PipeState vs{0, 1, 0};                    // vector pipeline (always the correct start phase)
-    for (long long gs = g0, ge; gs < g1; gs = ge) {
-      const long long batch = gs / p.m;
-      ge = min(g1, (batch + 1) * p.m);
-      {
-        // The segment's vector (raw b and sfb) by TMA, ahead of its A stages in the same stream, so
-        // it never queues behind the A traffic as a plain load would.
-        if (!wait_parity<kWatchdog>(&vempty[vs.index], vs.phase, p, abort_flag, 3, vs.index, vs.count)) return;
-        uint8_t* vdst = smem + p.off_vraw + static_cast<size_t>(vs.index) * p.vraw_bytes;
-        uint8_t* vsf = vdst + rb;
-        const long long nsf = p.k / 16;
-        const long long f_lo = batch * nsf, f_hi = f_lo + nsf;
-        const long long f0 = f_lo & ~15LL;
-        long long fe = (f_hi + 15) & ~15LL;
-        if (fe > p.sfb_total) {
-          fe = p.sfb_total & ~15LL;
-          for (long long t = max(fe, f0); t < f_hi; ++t) vsf[t - f0] = p.sfb[t];
-          ptx::fence_proxy_async(ptx::space_shared);
-        }
-        const uint32_t vtx = static_cast<uint32_t>(rb + (fe > f0 ? fe - f0 : 0));
-        ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &vfull[vs.index], vtx);
-        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, vdst, p.b + batch * rb,
-                           static_cast<uint32_t>(rb), &vfull[vs.index]);
-        if (fe > f0)
-          ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, vsf, p.sfb + f0,
-                             static_cast<uint32_t>(fe - f0), &vfull[vs.index]);
-        vs.advance(p.b_buffers);
+    unsigned long long* tlp = p.timeline != nullptr ? p.timeline + kTimelineWords * blockIdx.x : nullptr;
+    long long pwait = 0;                      // instrumentation: cycles spent waiting for free slots
+    long long vec_batch = -1;                 // the batch whose vector was loaded last
+    bool first = true;                        // the CTA's first stage is first_stage_bytes long
+    // "go": the scheduler may start claiming once the static range has claim_lead_bytes of A left
+    // (at once when it is shorter), so the first claims return about when they are needed.
+    bool went = !dynamic;
+    auto give_go = [&]() {
+      if (!went) {
+        ptx::mbarrier_arrive(go);
+        went = true;
       }
-      const long long a_end = ge * rb;
-      for (long long off = gs * rb; off < a_end; off += SA, ps.advance(S)) {
-        const int idx = ps.index;
-        // producer_acquire: wait for the consumers to have released this slot.
-        if (!wait_parity<kWatchdog>(&empty[idx], ps.phase, p, abort_flag, 1, idx, ps.count)) return;
-        const unsigned bytes = static_cast<unsigned>(min(SA, a_end - off));
-        uint8_t* dst = ring + static_cast<size_t>(idx) * p.stage_stride;
-        uint8_t* dsf = dst + SA;
-        const long long sf_lo = off / 8, sf_hi = (off + bytes) / 8;
-        const long long s0 = sf_lo & ~15LL;
-        long long e = (sf_hi + 15) & ~15LL;
-        if (e > p.sfa_total) {
-          // The last scale bytes of the whole tensor end short of a 16-byte boundary: copy the
-          // remainder (< 16 bytes) by hand, before the arrive that releases the stage.
-          e = p.sfa_total & ~15LL;
-          for (long long t = e; t < sf_hi; ++t) dsf[t - s0] = p.sfa[t];
-          ptx::fence_proxy_async(ptx::space_shared);
+    };
+    if ((s1 - s0) * rb <= p.claim_lead_bytes) give_go();
+    // Streams flat rows [r0, r1): per batch segment the vector (when the batch differs from the one
+    // loaded last), then the A stages; every stage's header gets `rec` (read by the consumers for the
+    // first stage of a chunk). batch >= 0: the whole range lies in that batch (a chunk).
+    auto stream_range = [&](long long r0, long long r1, long long batch_hint, const RangeRec& rec) -> bool {
+      for (long long gs = r0, ge; gs < r1; gs = ge) {
+        const long long batch = batch_hint >= 0 ? batch_hint : batch_of(gs, p.m);
+        ge = batch_hint >= 0 ? r1 : min(r1, (batch + 1) * p.m);
+        if (batch != vec_batch) {
+          vec_batch = batch;
+          // The segment's vector (raw b and sfb) by TMA, ahead of its A stages in the same stream, so
+          // it never queues behind the A traffic as a plain load would.
+          if (!wait_parity<kWatchdog>(&vempty[vs.index], vs.phase, p, abort_flag, 3, vs.index, vs.count))
+            return false;
+          uint8_t* vdst = smem + p.off_vraw + static_cast<size_t>(vs.index) * p.vraw_bytes;
+          uint8_t* vsf = vdst + rb;
+          const long long nsf = p.k / 16;
+          const long long f_lo = batch * nsf, f_hi = f_lo + nsf;
+          const long long f0 = f_lo & ~15LL;
+          long long fe = (f_hi + 15) & ~15LL;
+          if (fe > p.sfb_total) {
+            fe = p.sfb_total & ~15LL;
+            for (long long t = max(fe, f0); t < f_hi; ++t) vsf[t - f0] = p.sfb[t];
+            ptx::fence_proxy_async(ptx::space_shared);
+          }
+          const uint32_t vtx = static_cast<uint32_t>(rb + (fe > f0 ? fe - f0 : 0));
+          ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &vfull[vs.index], vtx);
+          ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, vdst, p.b + batch * rb,
+                             static_cast<uint32_t>(rb), &vfull[vs.index]);
+          if (fe > f0)
+            ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, vsf, p.sfb + f0,
+                               static_cast<uint32_t>(fe - f0), &vfull[vs.index]);
+          vs.advance(p.b_buffers);
         }
-        const uint32_t tx = bytes + static_cast<uint32_t>(e - s0);
-        ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[idx], tx);
-        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst, p.a + off, bytes, &full[idx]);
-        if (e > s0)
-          ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dsf, p.sfa + s0,
-                             static_cast<uint32_t>(e - s0), &full[idx]);
+        const long long a_end = ge * rb;
+        for (long long off = gs * rb; off < a_end;) {
+          const long long step = first ? FS : SA;
+          first = false;
+          const unsigned bytes = static_cast<unsigned>(min(step, a_end - off));
+          if (!went && r1 * rb - off <= p.claim_lead_bytes) give_go();
+          const int idx = ps.index;
+          // producer_acquire: wait for the consumers to have released this slot.
+          const long long w0 = tlp ? clock64() : 0;
+          if (!wait_parity<kWatchdog>(&empty[idx], ps.phase, p, abort_flag, 1, idx, ps.count)) return false;
+          if (tlp) pwait += clock64() - w0;
+          uint8_t* dst = ring + static_cast<size_t>(idx) * p.stage_stride;
+          uint8_t* dsf = dst + SA;
+          const long long sf_lo = off / 8, sf_hi = (off + bytes) / 8;
+          const long long s0f = sf_lo & ~15LL;
+          long long e = (sf_hi + 15) & ~15LL;
+          if (e > p.sfa_total) {
+            // The last scale bytes of the whole tensor end short of a 16-byte boundary: copy the
+            // remainder (< 16 bytes) by hand, before the arrive that releases the stage.
+            e = p.sfa_total & ~15LL;
+            for (long long t = e; t < sf_hi; ++t) dsf[t - s0f] = p.sfa[t];
+            ptx::fence_proxy_async(ptx::space_shared);
+          }
+          hdr[idx] = rec;  // published by the arrive below (release), read after the consumers' wait
+          const uint32_t tx = bytes + static_cast<uint32_t>(e - s0f);
+          ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[idx], tx);
+          ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst, p.a + off, bytes, &full[idx]);
+          if (e > s0f)
+            ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dsf, p.sfa + s0f,
+                               static_cast<uint32_t>(e - s0f), &full[idx]);
+          off += bytes;
+          ps.advance(S);
+        }
       }
+      return true;
+    };
+
+    if (s0 < s1 && !stream_range(s0, s1, -1, RangeRec{0, 0, 0})) return;
+    if (dynamic) {
+      give_go();
+      PipeState tc{0, 0, 0};  // ticket ring, consumer side
+      for (;;) {
+        if (!wait_parity<kWatchdog>(&tfull[tc.index], tc.phase, p, abort_flag, 6, tc.index, tc.count)) return;
+        const RangeRec rec = tick[tc.index];
+        ptx::mbarrier_arrive(&tempty[tc.index]);
+        tc.advance(model::kGemvClaims);
+        if (rec.rows == 0) break;
+        if (!stream_range(rec.r0, rec.r0 + rec.rows, rec.batch, rec)) return;
+      }
+      // No more chunks: one more slot whose header says so, completed by a plain arrive (no bytes).
+      const int idx = ps.index;
+      if (!wait_parity<kWatchdog>(&empty[idx], ps.phase, p, abort_flag, 1, idx, ps.count)) return;
+      hdr[idx] = RangeRec{0, 0, 0};
+      ptx::mbarrier_arrive(&full[idx]);
+      ps.advance(S);
     }
+    if (tlp) tlp[6] = static_cast<unsigned long long>(pwait);
     // producer_tail (CUTLASS 4.6): acquire every stage once more, so the CTA does not retire while
     // consumers still signal its barriers.
     for (int i = 0; i < p.b_buffers; ++i, vs.advance(p.b_buffers))
@@ -389,141 +565,317 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
   // ---------------- consumers ----------------
   const int cw = warp - 1;
   const int ct = static_cast<int>(threadIdx.x) - 32;
-  unsigned long long* tl = (p.timeline != nullptr && ct == 0) ? p.timeline + 3 * blockIdx.x : nullptr;
-  if (tl) tl[0] = ptx::get_sreg_globaltimer();
+  unsigned long long* tl = (p.timeline != nullptr && ct == 0) ? p.timeline + kTimelineWords * blockIdx.x : nullptr;
+  if (tl) {
+    tl[0] = ptx::get_sreg_globaltimer();
+    tl[4] = ptx::get_sreg_smid();
+  }
+  long long cwait = 0;  // instrumentation (warp 1): cycles spent waiting for full stages
   const int nct = nw * 32;
-  const int rows_here = static_cast<int>(g1 - g0);
-  // Row sums: one slice of rows_here floats per consumer warp, written only by that warp (no atomics).
-  for (int i = ct; i < nw * rows_here; i += nct) rowsum[i] = 0.0f;
-  float* part = rowsum + cw * rows_here;
 
 #if GEMV_INT_DOT
   const uint32_t tlo = mag_table_lo();
 #else
   const uint32_t tlo = 0;
 #endif
-  float acc = 0.0f;  // this lane's partial sum of row wrow (warp-uniform; -1: none)
-  int wrow = -1;
-  auto flush = [&]() {
-    if (wrow >= 0) {
-      const float v = warp_sum(acc);
-      if (lane == 0) part[wrow] += v;
-    }
-    acc = 0.0f;
-  };
+  // The aligned path (rows of a multiple of 512 bytes; stages are multiples of 512 bytes): the vector
+  // slots of lane l's unit relative to the step's first unit (b_slot depends on the unit's low bits
+  // only, and a step starts at a multiple of 32 units).
+  const bool aligned = p.row_bytes % 512 == 0;
+  unsigned bsl[kSlotsPerUnit];
+#pragma unroll
+  for (unsigned k = 0; k < kSlotsPerUnit; ++k) bsl[k] = b_slot(static_cast<unsigned>(lane), k);
 
   PipeState cs{0, 0, 0};  // the consumer starts at phase 0
   PipeState vc{0, 0, 0};
-  int seg = 0;
-  for (long long gs = g0, ge; gs < g1; gs = ge, ++seg) {
-    const long long batch = gs / p.m;
-    ge = min(g1, (batch + 1) * p.m);
-    uint8_t* bbuf = smem + p.off_b + (p.b_buffers > 1 ? (seg & 1) : 0) * p.b_buffer_bytes;
-    if (!wait_parity<kWatchdog>(&vfull[vc.index], vc.phase, p, abort_flag, 2, vc.index, vc.count)) return;
-    decode_vector(p, batch, smem + p.off_vraw + static_cast<size_t>(vc.index) * p.vraw_bytes, bbuf, ct, nct);
-    // Orders the vector decode (and, the first time, the rowsum zeroing) before any use; a buffer is
-    // rewritten only two segments later, after every consumer passed this barrier once more. After it
-    // the raw slot is free again.
-    consumer_bar_sync(nct);
-    if (lane == 0) ptx::mbarrier_arrive(&vempty[vc.index]);
-    vc.advance(p.b_buffers);
-    const uint4* bslots = reinterpret_cast<const uint4*>(bbuf);
-    const float2* sfb2 = reinterpret_cast<const float2*>(bbuf + static_cast<size_t>(p.k) * 2);
-    const long long a_beg = gs * rb, a_end = ge * rb;
-    const int seg_row0 = static_cast<int>(gs - g0);
-    for (long long off = a_beg; off < a_end; off += SA, cs.advance(S)) {
-      const int idx = cs.index;
-      // consumer_wait
-      if (!wait_parity<kWatchdog>(&full[idx], cs.phase, p, abort_flag, 0, idx, cs.count)) return;
-      if (tl && cs.count == 0) tl[1] = ptx::get_sreg_globaltimer();
-      const unsigned units = static_cast<unsigned>(min(SA, a_end - off)) / 16;
-      const uint8_t* sa = ring + static_cast<size_t>(idx) * p.stage_stride;
-      const uint8_t* ssf = sa + SA + ((off / 8) & 15);
-      const unsigned rel = static_cast<unsigned>(off - a_beg);  // bytes from the segment's start
-      // Each warp takes a contiguous run of the stage's units (whole 512-byte steps), so a warp stays
-      // in one row for several steps when rows are long.
-      const unsigned per_warp = ((units + nw - 1) / nw + (32 * kUnits - 1)) & ~(32u * kUnits - 1);
-      const unsigned u_end = min(units, (cw + 1) * per_warp);
-      // Row of the warp's last unit: the row the invalid lanes report (they contribute 0), so a
-      // segmented reduction never touches a row outside this segment.
-      const unsigned qlast = (rel + 16 * (u_end - 1)) / static_cast<unsigned>(rb);
-      for (unsigned ub = cw * per_warp; ub < u_end; ub += 32 * kUnits) {
-        // kUnits independent units per lane (ILP): lane handles ub + 32 i + lane, i < kUnits.
-        float contrib[kUnits];
-        int row[kUnits];
-        // Row and unit-within-row of unit ub + lane: o / row_bytes via o / 32 / row_div with one
-        // correction step; the later units (32 units = 512 bytes further each) step from it.
-        unsigned q, jj;
-        {
-          const unsigned o = rel + 16 * (ub + lane);
-          const unsigned n32 = o >> 5;
-          q = __umulhi(n32, p.row_magic);
-          unsigned r = n32 - q * p.row_div;
-          if (r >= p.row_div) {
-            ++q;
-            r -= p.row_div;
-          }
-          jj = 2 * r + ((o >> 4) & 1);
-        }
-        const unsigned upr = 2 * p.row_div;  // units per row
-#pragma unroll
-        for (int i = 0; i < kUnits; ++i) {
-          if (i > 0) {
-            jj += 32;
-            while (jj >= upr) {  // once for rows of >= 512 bytes
-              jj -= upr;
-              ++q;
-            }
-          }
-          const unsigned u = ub + 32 * i + lane;
-          const bool valid = u < u_end;
-          // Invalid lanes read a real unit (the warp's first) and contribute 0, so the compiler can
-          // interleave the units without branches.
-          const unsigned uu = valid ? u : ub;
-          const unsigned j = valid ? jj : 0u;
-          const float c = unit_dot(sa + 16 * uu, ssf + 2 * uu, bslots, sfb2, j, tlo);
-          contrib[i] = valid ? c : 0.0f;
-          row[i] = seg_row0 + static_cast<int>(valid ? q : qlast);
-        }
-#pragma unroll
-        for (int i = 0; i < kUnits; ++i) {
-          const int rf = __shfl_sync(0xffffffffu, row[i], 0);
-          const int rl = __shfl_sync(0xffffffffu, row[i], 31);
-          if (rf == rl) {
-            if (rf != wrow) {
-              flush();
-              wrow = rf;
-            }
-            acc += contrib[i];
-          } else {
-            // A row boundary inside these 512 bytes: segmented reduction, heads add.
-            flush();
-            wrow = -1;
-            float v = contrib[i];
-#pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-              const float t = __shfl_down_sync(0xffffffffu, v, d);
-              const int tr = __shfl_down_sync(0xffffffffu, row[i], d);
-              if (lane + d < 32 && tr == row[i]) v += t;
-            }
-            const int prev = __shfl_up_sync(0xffffffffu, row[i], 1);
-            if (lane == 0 || prev != row[i]) part[row[i]] += v;
-          }
-        }
+  long long vec_batch = -1;
+  int nvec = 0;        // vectors decoded so far (buffer nvec % 2 is the next one)
+  unsigned area = 0;   // the chunk area the next chunk uses
+  unsigned chunks_done = 0;
+  bool first = true;
+  // Consumes flat rows [r0, r1) (its first stage already waited for when `peeked`; batch >= 0: all in
+  // that batch) into the row-sum area `base` (cap rows per warp), then writes their c: the static
+  // range (dn == nullptr) after a barrier of all consumer warps, one row per thread; a chunk by the
+  // last warp to finish it (counter *dn), so no warp waits for the others.
+  auto consume_range = [&](long long r0, long long r1, long long batch_hint, bool peeked, float* base,
+                           unsigned cap, int* dn) -> bool {
+    const int rows = static_cast<int>(r1 - r0);
+    // Row sums: one slice of the area per consumer warp, written only by that warp (no atomics). For a
+    // chunk area, its last reduction finished before this warp could get here (plan: areas = stages + 1).
+    float* const part = base + cw * cap;
+    for (int i = lane; i < rows; i += 32) part[i] = 0.0f;
+    __syncwarp();
+    float acc = 0.0f;  // this lane's partial sum of row wrow (warp-uniform; -1: none)
+    int wrow = -1;
+    auto flush = [&]() {
+      if (wrow >= 0) {
+        const float v = warp_sum(acc);
+        if (lane == 0) part[wrow] += v;
       }
-      // consumer_release: the whole warp is done reading this stage.
-      __syncwarp();
-      if (lane == 0) ptx::mbarrier_arrive(&empty[idx]);
+      acc = 0.0f;
+    };
+    for (long long gs = r0, ge; gs < r1; gs = ge) {
+      const long long batch = batch_hint >= 0 ? batch_hint : batch_of(gs, p.m);
+      ge = batch_hint >= 0 ? r1 : min(r1, (batch + 1) * p.m);
+      if (batch != vec_batch) {
+        vec_batch = batch;
+        if (!wait_parity<kWatchdog>(&vfull[vc.index], vc.phase, p, abort_flag, 2, vc.index, vc.count)) return false;
+        uint8_t* dbuf = smem + p.off_b + (p.b_buffers > 1 ? (nvec & 1) : 0) * p.b_buffer_bytes;
+        decode_vector(p, batch, smem + p.off_vraw + static_cast<size_t>(vc.index) * p.vraw_bytes, dbuf, ct, nct);
+        // Orders the vector decode before any use; a buffer is rewritten only two vectors later, after
+        // every consumer passed this barrier once more. After it the raw slot is free again.
+        consumer_bar_sync(nct);
+        if (lane == 0) ptx::mbarrier_arrive(&vempty[vc.index]);
+        vc.advance(p.b_buffers);
+        ++nvec;
+      }
+      const uint8_t* bbuf = smem + p.off_b + (p.b_buffers > 1 ? ((nvec - 1) & 1) : 0) * p.b_buffer_bytes;
+      const uint4* bslots = reinterpret_cast<const uint4*>(bbuf);
+      const float2* sfb2 = reinterpret_cast<const float2*>(bbuf + static_cast<size_t>(p.k) * kVecBytesPerElem);
+      const long long a_beg = gs * rb, a_end = ge * rb;
+      const int seg_row0 = static_cast<int>(gs - r0);
+      for (long long off = a_beg; off < a_end;) {
+        const long long step = first ? FS : SA;
+        first = false;
+        const int idx = cs.index;
+        // consumer_wait
+        if (peeked) {
+          peeked = false;
+        } else {
+          const long long w0 = tl ? clock64() : 0;
+          if (!wait_parity<kWatchdog>(&full[idx], cs.phase, p, abort_flag, 0, idx, cs.count)) return false;
+          if (tl) {
+            cwait += clock64() - w0;
+            if (cs.count == 0) tl[1] = ptx::get_sreg_globaltimer();
+          }
+        }
+        const long long sbytes = min(step, a_end - off);
+        const unsigned units = static_cast<unsigned>(sbytes) / 16;
+        const uint8_t* sa = ring + static_cast<size_t>(idx) * p.stage_stride;
+        const uint8_t* ssf = sa + SA + ((off / 8) & 15);
+        const unsigned rel = static_cast<unsigned>(off - a_beg);  // bytes from the segment's start
+        // Each warp takes a contiguous run of the stage's units (whole 512-byte steps), so a warp stays
+        // in one row for several steps when rows are long.
+        const unsigned per_warp = ((units + nw - 1) / nw + (32 * kUnits - 1)) & ~(32u * kUnits - 1);
+        const unsigned u_end = min(units, (cw + 1) * per_warp);
+        if (aligned) {
+          // Rows of a multiple of 512 bytes: every 512-byte step of the warp (32 units, one per lane)
+          // lies in one row, so the step's row q and first unit j0 in that row are warp-uniform, lane l
+          // takes unit j0 + l, its vector slots are j0's plus a per-lane constant, and every address
+          // steps by a constant. No per-lane row arithmetic, no segmented reductions.
+          unsigned ub = cw * per_warp;
+          if (ub < u_end) {
+            unsigned q, j0;
+            {
+              const unsigned o = rel + 16 * ub;  // a multiple of 512
+              const unsigned n32 = o >> 5;
+              q = __umulhi(n32, p.row_magic);
+              unsigned r = n32 - q * p.row_div;
+              if (r >= p.row_div) {
+                ++q;
+                r -= p.row_div;
+              }
+              j0 = 2 * r;
+            }
+            const unsigned upr = 2 * p.row_div;  // units per row, a multiple of 32
+            // Lane pointers, stepped by one 512-byte step (32 units) at a time; the vector ones go back
+            // to the row's start when the step crosses into the next row.
+            const uint8_t* ap = sa + 16 * (ub + lane);
+            const uint8_t* fp = ssf + 2 * (ub + lane);
+            const uint4* bp = bslots + kSlotsPerUnit * j0;
+            const float2* sp = sfb2 + j0 + lane;
+            for (; ub < u_end; ub += 32 * kUnits) {
+              float contrib[kUnits];
+              int row[kUnits];
+#pragma unroll
+              for (int i = 0; i < kUnits; ++i) {
+                uint4 bv[kSlotsPerUnit];
+#pragma unroll
+                for (unsigned k = 0; k < kSlotsPerUnit; ++k) bv[k] = bp[bsl[k]];
+                const float c = unit_dot_regs(*reinterpret_cast<const uint4*>(ap),
+                                              bv, *reinterpret_cast<const uint16_t*>(fp), *sp, tlo);
+                // Whole steps: u_end is a multiple of 32, so a step is valid for the whole warp or not.
+                contrib[i] = ub + 32 * i < u_end ? c : 0.0f;
+                row[i] = seg_row0 + static_cast<int>(q);
+                ap += 512;
+                fp += 64;
+                j0 += 32;
+                if (j0 == upr) {
+                  j0 = 0;
+                  ++q;
+                  bp = bslots;
+                  sp = sfb2 + lane;
+                } else {
+                  bp += 32 * kSlotsPerUnit;
+                  sp += 32;
+                }
+              }
+#pragma unroll
+              for (int i = 0; i < kUnits; ++i) {
+                if (ub + 32 * i < u_end) {
+                  if (row[i] != wrow) {
+                    flush();
+                    wrow = row[i];
+                  }
+                  acc += contrib[i];
+                }
+              }
+            }
+          }
+        } else {
+        // Row of the warp's last unit: the row the invalid lanes report (they contribute 0), so a
+        // segmented reduction never touches a row outside this segment.
+        const unsigned qlast = (rel + 16 * (u_end - 1)) / static_cast<unsigned>(rb);
+        for (unsigned ub = cw * per_warp; ub < u_end; ub += 32 * kUnits) {
+          // kUnits independent units per lane (ILP): lane handles ub + 32 i + lane, i < kUnits.
+          float contrib[kUnits];
+          int row[kUnits];
+          // Row and unit-within-row of unit ub + lane: o / row_bytes via o / 32 / row_div with one
+          // correction step; the later units (32 units = 512 bytes further each) step from it.
+          unsigned q, jj;
+          {
+            const unsigned o = rel + 16 * (ub + lane);
+            const unsigned n32 = o >> 5;
+            q = __umulhi(n32, p.row_magic);
+            unsigned r = n32 - q * p.row_div;
+            if (r >= p.row_div) {
+              ++q;
+              r -= p.row_div;
+            }
+            jj = 2 * r + ((o >> 4) & 1);
+          }
+          const unsigned upr = 2 * p.row_div;  // units per row
+#pragma unroll
+          for (int i = 0; i < kUnits; ++i) {
+            if (i > 0) {
+              jj += 32;
+              while (jj >= upr) {  // once for rows of >= 512 bytes
+                jj -= upr;
+                ++q;
+              }
+            }
+            const unsigned u = ub + 32 * i + lane;
+            const bool valid = u < u_end;
+            // Invalid lanes read a real unit (the warp's first) and contribute 0, so the compiler can
+            // interleave the units without branches.
+            const unsigned uu = valid ? u : ub;
+            const unsigned j = valid ? jj : 0u;
+            const float c = unit_dot(sa + 16 * uu, ssf + 2 * uu, bslots, sfb2, j, tlo);
+            contrib[i] = valid ? c : 0.0f;
+            row[i] = seg_row0 + static_cast<int>(valid ? q : qlast);
+          }
+#pragma unroll
+          for (int i = 0; i < kUnits; ++i) {
+            const int rf = __shfl_sync(0xffffffffu, row[i], 0);
+            const int rl = __shfl_sync(0xffffffffu, row[i], 31);
+            if (rf == rl) {
+              if (rf != wrow) {
+                flush();
+                wrow = rf;
+              }
+              acc += contrib[i];
+            } else {
+              // A row boundary inside these 512 bytes: segmented reduction, heads add.
+              flush();
+              wrow = -1;
+              float v = contrib[i];
+#pragma unroll
+              for (int d = 1; d < 32; d <<= 1) {
+                const float t = __shfl_down_sync(0xffffffffu, v, d);
+                const int tr = __shfl_down_sync(0xffffffffu, row[i], d);
+                if (lane + d < 32 && tr == row[i]) v += t;
+              }
+              const int prev = __shfl_up_sync(0xffffffffu, row[i], 1);
+              if (lane == 0 || prev != row[i]) part[row[i]] += v;
+            }
+          }
+        }
+        }
+        // consumer_release: the whole warp is done reading this stage.
+        __syncwarp();
+        if (lane == 0) ptx::mbarrier_arrive(&empty[idx]);
+        off += sbytes;
+        cs.advance(S);
+      }
     }
+    flush();
+    if (dn == nullptr) {
+      // The static range: every warp's row sums are in after the barrier; one row per thread.
+      consumer_bar_sync(nct);
+      for (int i = ct; i < rows; i += nct) {
+        float sum = 0.0f;
+        for (int w = 0; w < nw; ++w) sum += base[w * cap + i];
+        p.c[r0 + i] = __float2half_rn(sum);
+      }
+    } else {
+      // A chunk: the last warp to finish it sums and writes c (the others go on at once).
+      __syncwarp();
+      int last = 0;
+      if (lane == 0) {
+        __threadfence_block();  // this warp's row sums before its count
+        last = atomicAdd(dn, 1) == nw - 1;
+      }
+      if (__shfl_sync(0xffffffffu, last, 0)) {
+        __threadfence_block();  // every warp's row sums after the last count
+        for (int i = lane; i < rows; i += 32) {
+          float sum = 0.0f;
+          for (int w = 0; w < nw; ++w) sum += base[w * cap + i];
+          p.c[r0 + i] = __float2half_rn(sum);
+        }
+        __syncwarp();
+        if (lane == 0) atomicExch(dn, 0);
+      }
+    }
+    return true;
+  };
+
+  // The static range first, then the chunks the producer hands over (one call site: the inner loop is
+  // inlined once).
+  for (bool static_left = s0 < s1;;) {
+    long long r0, r1, batch = -1;
+    bool peeked = false;
+    float* base = rowsum0;
+    unsigned cap = p.area0_rows;
+    int* dn = nullptr;
+    if (static_left) {
+      static_left = false;
+      r0 = s0;
+      r1 = s1;
+    } else {
+      if (!dynamic) break;
+      // Peek at the next stage: its header names the chunk the producer streams next (0 rows: none).
+      const int idx = cs.index;
+      const long long w0 = tl ? clock64() : 0;
+      if (!wait_parity<kWatchdog>(&full[idx], cs.phase, p, abort_flag, 0, idx, cs.count)) return;
+      if (tl) {
+        cwait += clock64() - w0;
+        if (cs.count == 0) tl[1] = ptx::get_sreg_globaltimer();
+      }
+      const RangeRec rec = hdr[idx];
+      if (rec.rows == 0) {
+        __syncwarp();
+        if (lane == 0) ptx::mbarrier_arrive(&empty[idx]);
+        cs.advance(S);
+        break;
+      }
+      r0 = rec.r0;
+      r1 = rec.r0 + rec.rows;
+      batch = rec.batch;
+      peeked = true;
+      base = rowsum1 + static_cast<size_t>(area) * nw * p.area1_rows;
+      cap = p.area1_rows;
+      dn = done + area;
+      if (++area == p.areas) area = 0;
+      ++chunks_done;
+    }
+    if (!consume_range(r0, r1, batch, peeked, base, cap, dn)) return;
   }
-  flush();
-  consumer_bar_sync(nct);
-  for (int i = ct; i < rows_here; i += nct) {
-    float sum = 0.0f;
-    for (int w = 0; w < nw; ++w) sum += rowsum[w * rows_here + i];
-    p.c[g0 + i] = __float2half_rn(sum);
+  if (tl) {
+    tl[2] = ptx::get_sreg_globaltimer();
+    tl[3] = chunks_done;
+    tl[5] = static_cast<unsigned long long>(cwait);
+    tl[7] = static_cast<unsigned long long>(cs.count);
   }
-  if (tl) tl[2] = ptx::get_sreg_globaltimer();
 }
 
 // ---- the plain reference kernel -----------------------------------------------------------------
@@ -545,16 +897,19 @@ __global__ void gemv_reference_kernel(const uint8_t* a, const uint8_t* sfa, cons
   const int lane = threadIdx.x % 32;
   if (g >= rows_total) return;
   const long long batch = g / m, rb = k / 2, sb = k / 16;
-  float sum = 0.0f;
+  // Each product is exact in f32 (2 + 4 + 2 + 4 significant bits); the sum is kept in f64, so large
+  // cancelling terms (scales across E4M3's whole range) cannot exceed the tolerance.
+  double sum = 0.0;
   for (long long j = lane; j < rb; j += 32) {
     const unsigned av = a[g * rb + j], bv = b[batch * rb + j];
     const float sa = ref_e4m3(sfa[g * sb + j / 8]);
     const float sbv = ref_e4m3(sfb[batch * sb + j / 8]);
-    sum += ref_e2m1(av & 15) * sa * (ref_e2m1(bv & 15) * sbv);
-    sum += ref_e2m1(av >> 4) * sa * (ref_e2m1(bv >> 4) * sbv);
+    sum += static_cast<double>(ref_e2m1(av & 15) * sa * (ref_e2m1(bv & 15) * sbv));
+    sum += static_cast<double>(ref_e2m1(av >> 4) * sa * (ref_e2m1(bv >> 4) * sbv));
   }
-  sum = warp_sum(sum);
-  if (lane == 0) c[g] = __float2half_rn(sum);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  if (lane == 0) c[g] = __float2half_rn(static_cast<float>(sum));
 }
 
 // ---- host side ----------------------------------------------------------------------------------
@@ -594,14 +949,40 @@ GemvResult device_info(DeviceInfo* out) {
   return {};
 }
 
-model::GemvHints hints_of(const GemvTuning& t) {
+model::GemvHints hints_of(const GemvTuning& t, const DeviceInfo& info) {
   model::GemvHints h;
+  h.vector_elem_bytes = info.blackwell ? 2 : 1;  // kVecBytesPerElem of the code that runs there
   h.stage_a_bytes = t.stage_a_bytes;
   h.consumer_warps = t.consumer_warps;
   h.max_stages = t.max_stages;
   h.ctas_per_sm = t.ctas_per_sm;
   h.waves = t.waves;
+  h.static_permille = t.static_permille;
+  h.chunk_bytes = t.chunk_bytes;
+  h.first_stage_bytes = t.first_stage_bytes;
+  h.claim_lead_stages = t.claim_lead_stages;
   return h;
+}
+
+// The chunk counter of (device, stream): one 4-byte word per stream, allocated and zeroed (in the
+// stream's order) on first use. Each launch leaves it at 0 (its last claim resets it), so launches in
+// one stream share it; launches on different streams get different counters.
+GemvResult chunk_counter(int device, cudaStream_t stream, unsigned** out) {
+  static std::mutex mu;
+  static std::map<std::pair<int, cudaStream_t>, unsigned*> counters;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_pair(device, stream);
+  if (auto it = counters.find(key); it != counters.end()) {
+    *out = it->second;
+    return {};
+  }
+  unsigned* c = nullptr;
+  if (cudaError_t e = cudaMalloc(&c, sizeof(unsigned)); e != cudaSuccess) return cuda_error("cudaMalloc", e);
+  if (cudaError_t e = cudaMemsetAsync(c, 0, sizeof(unsigned), stream); e != cudaSuccess)
+    return cuda_error("cudaMemsetAsync", e);
+  counters.emplace(key, c);
+  *out = c;
+  return {};
 }
 
 template <int kPhase, bool kWatchdog, int kUnits>
@@ -610,7 +991,7 @@ GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& 
   if (GemvResult v = validate_gemv_args(x); !v) return v;
   DeviceInfo info;
   if (GemvResult r = device_info(&info); !r) return r;
-  const model::GemvPlan plan = model::plan_gemv({x.m, x.k, x.l}, info.cap, hints_of(tuning));
+  const model::GemvPlan plan = model::plan_gemv({x.m, x.k, x.l}, info.cap, hints_of(tuning, info));
   if (!plan.ok) return GemvResult{GemvStatus::kNoPlan, plan.why};
   if (plan.consumer_warps > kMaxConsumerWarps)
     return GemvResult{GemvStatus::kNoPlan, "at most 16 consumer warps"};
@@ -645,6 +1026,27 @@ GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& 
   p.off_rowsum = static_cast<unsigned>(plan.off_rowsum);
   p.b_buffer_bytes = static_cast<unsigned>(plan.b_buffer_bytes);
   p.b_buffers = plan.b_buffers;
+  p.static_rows = plan.static_rows;
+  p.chunk_rows = plan.chunk_rows;
+  p.chunks = plan.chunks;
+  p.chunks_first_batch = plan.chunks_first_batch;
+  p.chunks_per_batch = plan.chunks_per_batch;
+  p.first_stage_bytes = static_cast<unsigned>(plan.first_stage_bytes);
+  p.off_hdr = static_cast<unsigned>(plan.off_hdr);
+  p.off_rowsum1 = static_cast<unsigned>(plan.off_rowsum1);
+  p.off_tick = static_cast<unsigned>(plan.off_tick);
+  p.off_tfull = static_cast<unsigned>(plan.off_tfull);
+  p.off_tempty = static_cast<unsigned>(plan.off_tempty);
+  p.off_go = static_cast<unsigned>(plan.off_go);
+  p.off_done = static_cast<unsigned>(plan.off_done);
+  p.area0_rows = static_cast<unsigned>(plan.area0_rows);
+  p.area1_rows = static_cast<unsigned>(plan.area1_rows);
+  p.areas = static_cast<unsigned>(plan.areas);
+  p.claim_lead_bytes = plan.claim_lead_stages * plan.stage_a_bytes;
+  p.counter = nullptr;
+  if (plan.chunks > 0) {
+    if (GemvResult r = chunk_counter(info.device, stream, &p.counter); !r) return r;
+  }
   p.watchdog_ns = watchdog_ns;
   p.hit = hit_dev;
   p.timeline = tuning.timeline;
@@ -686,7 +1088,7 @@ model::GemvPlan gemv_nvfp4_plan(int64_t m, int64_t k, int64_t l, const GemvTunin
     p.why = r.message;
     return p;
   }
-  return model::plan_gemv({m, k, l}, info.cap, hints_of(tuning));
+  return model::plan_gemv({m, k, l}, info.cap, hints_of(tuning, info));
 }
 
 GemvResult gemv_nvfp4_watchdog(const GemvArgs& args, void* stream, bool broken_producer_phase,
@@ -701,6 +1103,13 @@ GemvResult gemv_nvfp4_watchdog(const GemvArgs& args, void* stream, bool broken_p
                                        : launch_tma<1, true, 2>(args, s, {}, watchdog_ns, dev);
   if (r) {
     if (cudaError_t e = cudaStreamSynchronize(s); e != cudaSuccess) r = cuda_error("watchdog run", e);
+  }
+  // A run the watchdog stopped left its chunk counter wherever the claims were: zero it.
+  DeviceInfo info;
+  unsigned* counter = nullptr;
+  if (device_info(&info) && chunk_counter(info.device, s, &counter)) {
+    cudaMemsetAsync(counter, 0, sizeof(unsigned), s);
+    cudaStreamSynchronize(s);
   }
   cudaMemcpy(hit, dev, sizeof *hit, cudaMemcpyDeviceToHost);
   cudaFree(dev);

@@ -2,8 +2,11 @@
 # Build (if needed), check and benchmark the NVFP4 GEMV on a machine with a GPU.
 #
 #   kernels/gemv_nvfp4/run_device.sh [--bin DIR] [--quick] [--sweep] [--timeline] [--samples N]
+#                                    [--bench-args "ARGS"] [--no-memset]
 #
 # --timeline  also print per-CTA %globaltimer stamps of the planned kernel (first stage, CTA ends)
+# --bench-args  more gemv_bench switches for the main benchmark (e.g. "--variants --floor")
+# --no-memset   skip the second benchmark (L2 flushed by a memset)
 #
 # --bin DIR  use prebuilt gemv_check / gemv_bench from DIR (e.g. built on a machine without a GPU with
 #            `kernels/gemv_nvfp4/run_device.sh --stage DIR`, then carried); libraries found in DIR
@@ -18,7 +21,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-bin="" stage="" quick="" sweep="" samples="" timeline=""
+bin="" stage="" quick="" sweep="" samples="" timeline="" bargs="" nomemset=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
@@ -27,7 +30,9 @@ while [[ $# -gt 0 ]]; do
     --sweep) sweep="--sweep"; shift ;;
     --timeline) timeline="--timeline"; shift ;;
     --samples) samples="--samples $2"; shift 2 ;;
-    *) echo "usage: $0 [--bin DIR | --stage DIR] [--quick] [--sweep] [--timeline] [--samples N]" >&2; exit 2 ;;
+    --bench-args) bargs="$2"; shift 2 ;;
+    --no-memset) nomemset=1; shift ;;
+    *) echo "usage: $0 [--bin DIR | --stage DIR] [--quick] [--sweep] [--timeline] [--samples N] [--bench-args ARGS] [--no-memset]" >&2; exit 2 ;;
   esac
 done
 
@@ -86,10 +91,10 @@ set +e
 check_rc=${PIPESTATUS[0]}
 set -e
 echo "gemv_check exit code: $check_rc ($(grep -c '^ok ' "$log/gemv_check.log") ok lines)"
-echo "== benchmark: gemv_bench $sweep $samples (L2 flushed by a read pass)"
-"$bin/gemv_bench" $sweep $timeline $samples --benchmark_out="$log/gemv_bench.json" --benchmark_out_format=json \
+echo "== benchmark: gemv_bench $sweep $bargs $samples (L2 flushed by a read pass)"
+"$bin/gemv_bench" $sweep $timeline $bargs $samples --benchmark_out="$log/gemv_bench.json" --benchmark_out_format=json \
   2>&1 | tee "$log/gemv_bench.log" | sed -n '/^== NVFP4 GEMV/,$p;/^cross-check/p;/^timeline/p'
-if [[ -z "$quick" ]]; then
+if [[ -z "$quick" && -z "$nomemset" ]]; then
   echo "== benchmark: gemv_bench --flush memset (L2 flushed by a memset, as torch's cache.zero_())"
   "$bin/gemv_bench" --flush memset $samples 2>&1 | tee "$log/gemv_bench_memset.log" | sed -n '/^== NVFP4 GEMV/,$p' |
     grep -v "reference kernel"
