@@ -199,8 +199,8 @@ enum class Verdict : uint8_t { Ok, Hang, Error };
 struct Expectation {
   Verdict verdict = Verdict::Ok;
   std::string error_kind;  // for Error: the rule's id ("pending_underflow" ...); may be empty
-  bool racy = false;       // `racy`: the verdict depends on timing (the fixed-order run's is given)
   SourceLoc loc;
+  bool racy = false;       // `racy`: the verdict depends on timing (the fixed-order run's is given)
 };
 
 // Budget declarations (docs/scenario-language.md, "Budgets"): the `config` line's settings, kept as

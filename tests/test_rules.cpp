@@ -239,6 +239,14 @@ TEST_P(RulePin, BrokenFormIsStableUnderJitter) {
   for (uint64_t seed : {2, 3, 5, 8, 13}) {
     const CheckResult r = check(f, seed, 0.2);
     ASSERT_FALSE(r.bad_input) << r.diagnostic;
+    if (r.kernel.expect && r.kernel.expect->racy) {
+      // A broken form whose outcome depends on timing (expect ... racy): whatever the interleaving,
+      // some rule must still flag the marked line.
+      EXPECT_TRUE(std::any_of(r.result.findings.begin(), r.result.findings.end(),
+                              [&](const sim::Finding& x) { return line_of_site(r, x.site) == line; }))
+          << "seed " << seed << "\n" << r.report;
+      continue;
+    }
     EXPECT_EQ(r.result.verdict, c.verdict) << "seed " << seed << "\n" << r.report;
     const auto it = std::find_if(r.result.findings.begin(), r.result.findings.end(),
                                  [&](const sim::Finding& x) { return x.kind == c.rule; });

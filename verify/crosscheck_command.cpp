@@ -350,6 +350,7 @@ std::string render_comparison(const sim::Kernel& k, const sim::OpStreams& s, con
                            ? fmt::format(", model {:+.1f} %", pct(c.model_kernel_ns, c.device_span_ns))
                            : "");
     if (c.device_sm_mhz > 0) out.insert(out.size() - 1, fmt::format(", SM clock {:.0f} MHz", c.device_sm_mhz));
+    if (d.op_begin_ns.empty()) out.insert(out.size() - 1, ", timestamps off");
     if (c.model_native_ns > 0)
       out += fmt::format("            (model times include the interpreter's per-op cost; as a native kernel the model predicts {:.3f} us)\n",
                          c.model_native_ns / 1e3);
@@ -484,7 +485,10 @@ int run_crosscheck(const Options& o) {
       exit_code = 2;
       continue;
     }
-    std::cout << fmt::format("== {}\n", f);
+    std::string defines;
+    for (const std::string& d : o.defines) defines += " -D " + d;
+    if (o.l2_sources) defines += " --l2-sources";
+    std::cout << fmt::format("== {}{}\n", f, defines);
     sim::OpStreams streams;
     sim::DeviceResult dev;
     try {

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "verify/budget_command.hpp"
+#include "verify/calibrate_command.hpp"
 #include "verify/check_command.hpp"
 #include "verify/crosscheck_command.hpp"
 #include "verify/generate_command.hpp"
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   pipesim::verify::add_budget_command(app, action);
   pipesim::verify::add_crosscheck_command(app, action);
   pipesim::verify::add_generate_command(app, action);
+  pipesim::verify::add_calibrate_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

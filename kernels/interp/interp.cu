@@ -869,10 +869,13 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
                   " s: warps are stuck in a wait that cannot be bounded (named or cluster barrier); records read while it ran";
     void* hw = nullptr;
     void* hb = nullptr;
+    void* ht = nullptr;  // per-op times: crosscheck replays the device's order of events with them
     cudaMallocHost(&hw, nwarps * sizeof(DevWarpRecord));
     cudaMallocHost(&hb, std::max<size_t>(1, res.barriers.size()) * sizeof(DevBarrierRecord));
+    if (d_ts && !ops.empty()) cudaMallocHost(&ht, ops.size() * sizeof(uint64_t));
     cudaMemcpyAsync(hw, d_w, nwarps * sizeof(DevWarpRecord), cudaMemcpyDeviceToHost, side);
     cudaMemcpyAsync(hb, d_b, res.barriers.size() * sizeof(DevBarrierRecord), cudaMemcpyDeviceToHost, side);
+    if (ht) cudaMemcpyAsync(ht, d_ts, ops.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost, side);
     const auto t0 = std::chrono::steady_clock::now();
     while (cudaStreamQuery(side) == cudaErrorNotReady &&
            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 2.0)
@@ -880,6 +883,10 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
     if (cudaStreamQuery(side) == cudaSuccess) {
       std::memcpy(res.warps.data(), hw, nwarps * sizeof(DevWarpRecord));
       std::memcpy(res.barriers.data(), hb, res.barriers.size() * sizeof(DevBarrierRecord));
+      if (ht) {
+        res.op_begin_ns.resize(ops.size());
+        std::memcpy(res.op_begin_ns.data(), ht, ops.size() * sizeof(uint64_t));
+      }
     } else {
       res.message += " (the records could not be read)";
     }
