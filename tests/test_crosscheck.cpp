@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -190,6 +191,79 @@ TEST(Crosscheck, ARaceAgreesOnlyThroughAnExploredInterleaving) {
   EXPECT_NE(c.notes.back().find("the verdict depends on timing"), std::string::npos) << c.notes.back();
   // With nothing explored the disagreement stands.
   EXPECT_EQ(reconcile(p.check.kernel, fixed, Exploration{}, p.streams, d).agreement, Agreement::Disagree);
+}
+
+// n1: warps 0 and 1 arrive early on bar.sync 1 (64 threads), warp 2 late, so warp 2 hangs. A device
+// that ran warp 1 late instead (its per-op times say so) hangs in warp 1: the fixed model run
+// disagrees, the replay of the device's order of events agrees.
+TEST(Crosscheck, ReplayingTheDeviceOrderReachesItsOutcome) {
+  const Prepared p = prepare("crosscheck/n1_named_extra_warp_starts_next_phase.scn");
+  ASSERT_EQ(p.check.result.verdict, sim::Verdict::Hang);
+  const sim::OpStreams& s = p.streams;
+  sim::DeviceResult d = device_like_model(p);
+  d.outcome = sim::DeviceOutcome::Hang;
+  d.warps[1].status = static_cast<uint8_t>(sim::DevWarpStatus::BlockedNamed);
+  d.warps[1].op = 0;
+  d.op_begin_ns.assign(s.ops.size(), 0);
+  d.op_begin_ns[s.begin(0, 0)] = 1000;      // warp 0: bar_sync at once
+  d.op_begin_ns[s.begin(0, 2)] = 1000;      // warp 2: its compute, then bar_sync 100 ns later
+  d.op_begin_ns[s.begin(0, 2) + 1] = 1100;
+  d.op_begin_ns[s.begin(0, 1)] = 9000;      // warp 1: late
+  const Comparison fixed = compare(p.check.kernel, p.check.result, s, d);
+  ASSERT_EQ(fixed.agreement, Agreement::Disagree);
+  // Jitter alone cannot move warp 2's 2 us compute behind warp 1.
+  EXPECT_EQ(reconcile(p.check.kernel, fixed, explore(p.check.kernel, {}, 8, 0.5), s, d).agreement, Agreement::Disagree);
+  sim::RunOptions base;
+  base.hardware_only = true;
+  const Comparison c = replay_device_order(p.check.kernel, fixed, base, s, d);
+  EXPECT_EQ(c.agreement, Agreement::AgreeTimingDependent);
+  ASSERT_FALSE(c.notes.empty());
+  EXPECT_NE(c.notes.back().find("replaying the device's order of events"), std::string::npos) << c.notes.back();
+  // Without per-op times nothing is replayed.
+  sim::DeviceResult no_times = d;
+  no_times.op_begin_ns.clear();
+  EXPECT_EQ(replay_device_order(p.check.kernel, fixed, base, s, no_times).agreement, Agreement::Disagree);
+}
+
+// Under hardware_only a rule the hardware does not check is a warning and the run goes on (a
+// stale parity passes or blocks as the hardware's parity test says); `pipesim check` stops there.
+TEST(Crosscheck, HardwareOnlyGoesOnPastModelOnlyRules) {
+  const Prepared stop = prepare("rules/stale_wait_broken.scn");
+  ASSERT_EQ(stop.check.result.verdict, sim::Verdict::Error);
+  ASSERT_EQ(stop.check.result.findings.front().kind, "stale_wait");
+  sim::RunOptions o;
+  o.hardware_only = true;
+  const sim::RunResult r = sim::run(stop.check.kernel, o);
+  EXPECT_NE(r.verdict, sim::Verdict::Error);
+  const auto it = std::find_if(r.findings.begin(), r.findings.end(), [](const sim::Finding& f) { return f.kind == "stale_wait"; });
+  ASSERT_NE(it, r.findings.end());
+  EXPECT_FALSE(it->fatal);
+  EXPECT_EQ(std::count_if(r.findings.begin(), r.findings.end(), [](const sim::Finding& f) { return f.kind == "stale_wait"; }), 1);
+  // A rule the hardware does check still stops the run.
+  const Prepared u = prepare("probes/u1_arrive_while_bytes_outstanding.scn");
+  const sim::RunResult ru = sim::run(u.check.kernel, o);
+  EXPECT_EQ(ru.verdict, sim::Verdict::Error);
+  EXPECT_EQ(ru.findings.front().kind, "pending_underflow");
+}
+
+// The interpreter's cost is added per op kind, once per op, and at each warp's start.
+TEST(Crosscheck, InterpreterCostIsChargedPerOp) {
+  const Prepared p = prepare("crosscheck/n3_named_arrive_counts_like_sync.scn");
+  model::InterpreterCost c{};
+  sim::RunOptions o;
+  o.interp = &c;
+  const double none = sim::run(p.check.kernel, o).end_ns;
+  EXPECT_DOUBLE_EQ(none, sim::run(p.check.kernel, {}).end_ns);
+  c.start_ns = 1000;
+  EXPECT_NEAR(sim::run(p.check.kernel, o).end_ns, none + 1000, 1e-6);
+  // Warp 0: bar_arrive, compute 3 us, bar_arrive; it ends last: two named ops, one compute.
+  c.named_ns = 100;
+  c.compute_ns = 10;
+  EXPECT_NEAR(sim::run(p.check.kernel, o).end_ns, none + 1000 + 2 * 100 + 10, 1e-6);
+  c.timestamp_ns = 5;
+  EXPECT_NEAR(sim::run(p.check.kernel, o).end_ns, none + 1000 + 2 * 100 + 10 + 3 * 5, 1e-6);
+  o.interp_timestamps = false;
+  EXPECT_NEAR(sim::run(p.check.kernel, o).end_ns, none + 1000 + 2 * 100 + 10, 1e-6);
 }
 
 TEST(Crosscheck, HangPointsCompared) {
