@@ -108,6 +108,18 @@ struct Timer {
     }
   }
   double host_us_per_sample = 0;  // the last run's enqueue time per sample (host), for the floor
+  // Median, p10, p90 in microseconds of the event pairs (2i, 2i+1); destroys the events.
+  static std::vector<double> median_p10_p90(std::vector<cudaEvent_t>& ev, int samples) {
+    std::vector<double> us(static_cast<size_t>(samples));
+    for (int i = 0; i < samples; ++i) {
+      float ms = 0;
+      GEMV_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+      us[i] = ms * 1e3;
+    }
+    for (auto& e : ev) cudaEventDestroy(e);
+    std::sort(us.begin(), us.end());
+    return {us[us.size() / 2], us[us.size() / 10], us[us.size() * 9 / 10]};
+  }
   // Median, p10, p90 of graph launches (each its own event pair).
   std::vector<double> run_graph(cudaGraphExec_t g, cudaStream_t st, int samples) {
     for (int i = 0; i < kWarmup; ++i) GEMV_CUDA_CHECK(cudaGraphLaunch(g, st));
@@ -120,15 +132,7 @@ struct Timer {
       GEMV_CUDA_CHECK(cudaEventRecord(ev[2 * i + 1], st));
     }
     GEMV_CUDA_CHECK(cudaStreamSynchronize(st));
-    std::vector<double> us(static_cast<size_t>(samples));
-    for (int i = 0; i < samples; ++i) {
-      float ms = 0;
-      GEMV_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-      us[i] = ms * 1e3;
-    }
-    for (auto& e : ev) cudaEventDestroy(e);
-    std::sort(us.begin(), us.end());
-    return {us[us.size() / 2], us[us.size() / 10], us[us.size() * 9 / 10]};
+    return median_p10_p90(ev, samples);
   }
   // Median, p10, p90 in microseconds of `fn` (which enqueues work on stream 0).
   std::vector<double> run(const std::function<void()>& fn, bool flush_l2_first, int samples) {
@@ -147,15 +151,7 @@ struct Timer {
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() / samples;
     GEMV_CUDA_CHECK(cudaDeviceSynchronize());
     GEMV_CUDA_CHECK(cudaGetLastError());
-    std::vector<double> us(static_cast<size_t>(samples));
-    for (int i = 0; i < samples; ++i) {
-      float ms = 0;
-      GEMV_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-      us[i] = ms * 1e3;
-    }
-    for (auto& e : ev) cudaEventDestroy(e);
-    std::sort(us.begin(), us.end());
-    return {us[us.size() / 2], us[us.size() / 10], us[us.size() * 9 / 10]};
+    return median_p10_p90(ev, samples);
   }
 };
 Timer* g_timer = nullptr;
