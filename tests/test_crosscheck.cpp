@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "sim/device_io.hpp"
 #include "sim/lowering.hpp"
 #include "sim/stream.hpp"
 #include "verify/check.hpp"
@@ -345,6 +346,81 @@ TEST(Crosscheck, DeviceTimelineFromTimestamps) {
 }
 
 // Without a GPU (CI) or without CUDA at build time, the command says so and exits 2.
+struct CommandResult {
+  int code;
+  std::string out, err;
+};
+
+CommandResult run_pipesim(const std::string& args, const std::string& cwd = ".") {
+  const fs::path dir = fs::temp_directory_path() / ("pipesim_test_xc_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "out.txt").string(), err = (dir / "err.txt").string();
+  const std::string cmd = "cd '" + cwd + "' && '" + PIPESIM_BIN + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  const int status = std::system(cmd.c_str());
+  std::ifstream ef(err), of(out);
+  std::stringstream es, os;
+  es << ef.rdbuf();
+  os << of.rdbuf();
+  fs::remove_all(dir);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, os.str(), es.str()};
+}
+
+const std::string kSavedH100 = (fs::path(PIPESIM_SOURCE_DIR) / "tests" / "data" / "h100-2026-11-21").string();
+
+// Silicon as a regression test: the device runs of the h100-probes rows and our named-barrier probes,
+// saved on the H100 on 2026-11-21 (`pipesim crosscheck --save-device`), re-judged against today's model
+// without a GPU. A model change that breaks agreement with what the H100 did fails here.
+TEST(CrosscheckCommand, SavedH100RunsOfTheProbesStillAgree) {
+  // Saved runs are keyed by the scenario path as the saving run named it: run from the source tree.
+  const CommandResult r = run_pipesim("crosscheck --from-device tests/data/h100-2026-11-21 scenarios/probes "
+                                      "scenarios/crosscheck/n1_named_extra_warp_starts_next_phase.scn "
+                                      "scenarios/crosscheck/n2_named_phase_mixes_rounds.scn "
+                                      "scenarios/crosscheck/n3_named_arrive_counts_like_sync.scn",
+                                      PIPESIM_SOURCE_DIR);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("23 scenario(s) on NVIDIA H100 80GB HBM3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": 23 agree"), std::string::npos) << r.out;
+}
+
+// A scenario with no saved run (or one saved for other op streams) is an error, never a silent pass.
+TEST(CrosscheckCommand, MissingSavedRunIsAnError) {
+  const CommandResult r = run_pipesim("crosscheck --from-device '" + kSavedH100 + "' '" + scn("hopper/ws_gemm.scn") + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no saved device run"), std::string::npos) << r.err;
+  const CommandResult both = run_pipesim("crosscheck --from-device '" + kSavedH100 + "' --save-device /tmp/x '" + scn("probes") + "'");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("exclude each other"), std::string::npos) << both.err;
+}
+
+// Saved device runs round-trip, and one saved for other op streams (the scenario changed) is refused.
+TEST(SavedDeviceRun, RoundTripsAndRefusesOtherStreams) {
+  const Prepared p02 = prepare("probes/p02_one_arrive_parity0_passes.scn");
+  const Prepared p03 = prepare("probes/p03_one_arrive_parity1_blocks.scn");
+  ASSERT_NE(sim::stream_fingerprint(p02.streams), sim::stream_fingerprint(p03.streams));
+  sim::DeviceResult d = device_like_model(p02);
+  d.message = "note";
+  d.op_begin_ns = {5, 6, 7};
+  d.kernel_ns = 1234.5;
+  const std::string path = (fs::temp_directory_path() / ("pipesim_saved_" + std::to_string(::getpid()) + ".pdev")).string();
+  std::string err;
+  ASSERT_TRUE(sim::save_device_run(path, p02.streams, d, err)) << err;
+  sim::DeviceResult back;
+  ASSERT_TRUE(sim::load_device_run(path, p02.streams, back, err)) << err;
+  EXPECT_EQ(back.outcome, d.outcome);
+  EXPECT_EQ(back.message, "note");
+  EXPECT_EQ(back.device, d.device);
+  EXPECT_DOUBLE_EQ(back.kernel_ns, 1234.5);
+  EXPECT_EQ(back.op_begin_ns, d.op_begin_ns);
+  ASSERT_EQ(back.warps.size(), d.warps.size());
+  EXPECT_EQ(back.warps[0].op, d.warps[0].op);
+  EXPECT_FALSE(sim::load_device_run(path, p03.streams, back, err));
+  EXPECT_NE(err.find("other op streams"), std::string::npos) << err;
+  { std::ofstream(path, std::ios::binary) << "something else"; }
+  EXPECT_FALSE(sim::load_device_run(path, p02.streams, back, err));
+  EXPECT_NE(err.find("is not a saved device run"), std::string::npos) << err;
+  fs::remove(path);
+}
+
 TEST(CrosscheckCommand, NoGpuExits2) {
   const fs::path dir = fs::temp_directory_path() / ("pipesim_test_xc_" + std::to_string(::getpid()));
   fs::create_directories(dir);

@@ -4,6 +4,8 @@
 #include "verify/inputs.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "sim/lowering.hpp"
+#include "sim/device_io.hpp"
 #include "sim/rules.hpp"
 #include "verify/check.hpp"
 #include "verify/report.hpp"
@@ -431,16 +434,31 @@ struct Options {
   std::string markdown;
   bool verbose = false;
   int explore = 64;  // on disagreement: model interleavings to try (0: none)
+  std::string save_device;  // keep each device run here
+  std::string from_device;  // compare with device runs kept there instead of running the GPU
 };
 
 
+// Where --save-device / --from-device keep one scenario's device run: the path with '/' -> '_', the
+// -D values and --l2-sources in the name.
+std::string saved_run_path(const std::string& dir, const std::string& file, const std::vector<std::string>& defines, bool l2) {
+  std::string name = file;
+  for (const std::string& d : defines) name += "_D" + d;
+  if (l2) name += "_l2";
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '-' && ch != '=') ch = '_';
+  return (std::filesystem::path(dir) / (name + ".pdev")).string();
+}
+
 int run_crosscheck(const Options& o) {
 #ifndef PIPESIM_HAVE_CUDA
-  (void)o;
-  std::cerr << "pipesim crosscheck: this pipesim was built without CUDA (no nvcc at configure time), so it has no device "
-               "interpreter; build with nvcc on the PATH and run on a machine with an sm_90 GPU\n";
-  return 2;
-#else
+  if (o.from_device.empty()) {
+    std::cerr << "pipesim crosscheck: this pipesim was built without CUDA (no nvcc at configure time), so it has no device "
+                 "interpreter; build with nvcc on the PATH and run on a machine with an sm_90 GPU, or compare with saved "
+                 "device runs (--from-device DIR)\n";
+    return 2;
+  }
+#endif
   std::string error;
   const std::vector<std::string> files = scenario_files(o.inputs, error);
   if (!error.empty() || files.empty()) {
@@ -467,13 +485,30 @@ int run_crosscheck(const Options& o) {
     }
     co.defines.push_back(def);
   }
-  // The pool forks its worker before this process touches CUDA (it never does).
-  interp::DevicePool pool;
-  std::string why;
-  if (!pool.available(why)) {
-    std::cerr << "pipesim crosscheck: no GPU to run on: " << why << "\n";
+  if (!o.save_device.empty() && !o.from_device.empty()) {
+    std::cerr << "pipesim: error: --save-device and --from-device exclude each other\n";
     return 2;
   }
+  if (!o.save_device.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.save_device, ec);
+    if (ec) {
+      std::cerr << fmt::format("pipesim crosscheck: cannot create {}: {}\n", o.save_device, ec.message());
+      return 2;
+    }
+  }
+#ifdef PIPESIM_HAVE_CUDA
+  // The pool forks its worker before this process touches CUDA (it never does).
+  std::optional<interp::DevicePool> pool;
+  if (o.from_device.empty()) {
+    pool.emplace();
+    std::string why;
+    if (!pool->available(why)) {
+      std::cerr << "pipesim crosscheck: no GPU to run on: " << why << "\n";
+      return 2;
+    }
+  }
+#endif
   int exit_code = 0;
   std::map<Agreement, int> counts;
   std::string md;
@@ -515,7 +550,25 @@ int run_crosscheck(const Options& o) {
       dopt.timestamps = !o.no_timestamps;
       dopt.warmup_ms = o.warmup_ms;
       dopt.predicted_ns = cr.result.end_ns;
-      dev = pool.run(streams, dopt);
+      const std::string saved = saved_run_path(o.from_device.empty() ? o.save_device : o.from_device, f, o.defines, o.l2_sources);
+      if (!o.from_device.empty()) {
+        std::string why;
+        if (!sim::load_device_run(saved, streams, dev, why)) {
+          // A missing or stale saved run is an error, not a pass: re-save it on a GPU.
+          std::cerr << "pipesim crosscheck: " << why << "\n";
+          exit_code = 2;
+          continue;
+        }
+      } else {
+#ifdef PIPESIM_HAVE_CUDA
+        dev = pool->run(streams, dopt);
+#endif
+        std::string why;
+        if (!o.save_device.empty() && !sim::save_device_run(saved, streams, dev, why)) {
+          std::cerr << "pipesim crosscheck: " << why << "\n";
+          exit_code = 2;
+        }
+      }
       if (!dev.device.empty()) device_name = dev.device;
     }
     Comparison c = compare(cr.kernel, cr.result, streams, dev);
@@ -571,7 +624,6 @@ int run_crosscheck(const Options& o) {
         << md << "\n" << summary << "\n\n";
   }
   return exit_code;
-#endif
 }
 
 }  // namespace
@@ -591,6 +643,12 @@ CLI::App* add_crosscheck_command(CLI::App& app, std::function<int()>& action) {
       ->capture_default_str();
   c->add_option("--explore", o->explore, "on a disagreement, try N model interleavings (jitter, issue cost) for the device's outcome")
       ->capture_default_str();
+  c->add_option("--save-device", o->save_device, "keep every device run in DIR (re-judge them later with --from-device)")
+      ->type_name("DIR");
+  c->add_option("--from-device", o->from_device,
+                "compare with the device runs saved in DIR instead of running a GPU (needs no GPU; give the same -D, "
+                "--l2-sources and --no-timestamps as the saving run)")
+      ->type_name("DIR");
   c->add_option("--trace", o->trace, "write the model's and the device's timelines into one Perfetto trace")->type_name("FILE");
   c->add_option("--markdown", o->markdown, "append a result table to FILE")->type_name("FILE");
   c->callback([o, &action] { action = [o] { return run_crosscheck(*o); }; });

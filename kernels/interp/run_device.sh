@@ -12,7 +12,8 @@
 # The device machine lacks Boost/fmt/CLI11/GTest, so pipesim is built here and carried (DIR is git-ignored,
 # e.g. .xc-bin via .git/info/exclude); there, plain nvcc only re-compiles the interpreter as a build check.
 # Output: a log on stdout; with $OUT set, results.md (every crosscheck table), calibration.txt (raw
-# calibration runs), ws_gemm.txt, ws_gemm_trace.json, random.log and disagreements.tar.gz there.
+# calibration runs), ws_gemm.txt, ws_gemm_trace.json, random.log and disagreements.tar.gz there, and every
+# device run of the crosscheck sections in saved/ and saved-random/ (re-judge with --from-device).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -71,7 +72,7 @@ section() {  # title, then crosscheck arguments
   local title="$1"; shift
   echo "== $title"
   echo "### $title" >>"$md"
-  "$px" crosscheck --markdown "$md" "$@" 2>&1 | tee -a "$out/crosscheck.log" | grep -E "^== |verdict|DISAGREE|hang points|end phases|scenario\(s\)|error" 
+  "$px" crosscheck --markdown "$md" --save-device "$out/saved" "$@" 2>&1 | tee -a "$out/crosscheck.log" | grep -E "^== |verdict|DISAGREE|hang points|end phases|scenario\(s\)|error" 
 }
 
 [[ -z "$calib" ]] && section "h100-probes.md rows (scenarios/probes)" scenarios/probes
@@ -125,7 +126,7 @@ if [[ -z "$quick" && "$random" -gt 0 ]] && "$px" generate --help >/dev/null 2>&1
   echo "### $random random protocols (pipesim generate --seed 1 --count $random --mistake-rate 0.2)" >>"$md"
   t0=$(date +%s)
   # Per-op timestamps on: a disagreement is replayed in the model in the device's order of events.
-  "$px" crosscheck --timeout-ms 50 --repeats 1 --warmup-ms 0 --markdown "$out/random.md" /tmp/xc-gen >"$out/random.log" 2>&1
+  "$px" crosscheck --timeout-ms 50 --repeats 1 --warmup-ms 0 --markdown "$out/random.md" --save-device "$out/saved-random" /tmp/xc-gen >"$out/random.log" 2>&1
   echo "   exit $? after $(($(date +%s) - t0)) s"
   tail -1 "$out/random.log" | tee -a "$md"
   # Keep every disagreement (scenario + its block) for regression scenarios.

@@ -2,6 +2,8 @@
 // two pipes as length-prefixed plain data.
 #include "kernels/interp/runner.hpp"
 
+#include "sim/device_io.hpp"
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -108,26 +110,8 @@ void get_job(In& i, sim::OpStreams& s, sim::DeviceOptions& d) {
   i.pod(s.max_tma_bytes), i.pod(s.max_store_bytes), i.pod(s.uses_tcgen05), i.pod(s.uses_cluster_ops);
   i.pod(d);
 }
-void put_result(Out& o, const sim::DeviceResult& r) {
-  o.pod(r.outcome);
-  o.str(r.message);
-  o.str(r.device);
-  o.pod(r.watchdog), o.pod(r.kernel_ns), o.pod(r.span_ns), o.pod(r.cycles_per_ns), o.pod(r.globaltimer_resolution_ns);
-  o.pod(r.residency), o.pod(r.sm_mhz);
-  o.vec(r.warps);
-  o.vec(r.barriers);
-  o.vec(r.op_begin_ns);
-}
-void get_result(In& i, sim::DeviceResult& r) {
-  i.pod(r.outcome);
-  i.str(r.message);
-  i.str(r.device);
-  i.pod(r.watchdog), i.pod(r.kernel_ns), i.pod(r.span_ns), i.pod(r.cycles_per_ns), i.pod(r.globaltimer_resolution_ns);
-  i.pod(r.residency), i.pod(r.sm_mhz);
-  i.vec(r.warps);
-  i.vec(r.barriers);
-  i.vec(r.op_begin_ns);
-}
+void put_result(Out& o, const sim::DeviceResult& r) { sim::serialize_result(o, r); }
+void get_result(In& i, sim::DeviceResult& r) { sim::serialize_result(i, r); }
 
 // The worker: answers a hello with its device state, then runs jobs until the pipe closes or its
 // context is lost (a fault, or a kernel it had to abandon).
