@@ -8,52 +8,13 @@ namespace {
 
 constexpr char kMagic[] = "pipesim-device-run 1\n";
 
-struct StreamOut {
+struct OstreamSink {
   std::ostream& os;
-  template <typename T>
-  void pod(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    os.write(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  template <typename T>
-  void vec(const std::vector<T>& v) {
-    pod(static_cast<uint64_t>(v.size()));
-    if (!v.empty()) os.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
-  }
-  void str(const std::string& s) {
-    pod(static_cast<uint64_t>(s.size()));
-    os.write(s.data(), static_cast<std::streamsize>(s.size()));
-  }
+  bool write(const void* p, size_t n) { return static_cast<bool>(os.write(static_cast<const char*>(p), static_cast<std::streamsize>(n))); }
 };
-
-struct StreamIn {
+struct IstreamSource {
   std::istream& is;
-  bool ok = true;
-  template <typename T>
-  void pod(T& v) {
-    ok = ok && static_cast<bool>(is.read(reinterpret_cast<char*>(&v), sizeof v));
-  }
-  template <typename T>
-  void vec(std::vector<T>& v) {
-    uint64_t n = 0;
-    pod(n);
-    if (!ok || n > (uint64_t{1} << 34) / sizeof(T)) {
-      ok = false;
-      return;
-    }
-    v.resize(n);
-    if (n) ok = ok && static_cast<bool>(is.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(T))));
-  }
-  void str(std::string& s) {
-    uint64_t n = 0;
-    pod(n);
-    if (!ok || n > (1u << 24)) {
-      ok = false;
-      return;
-    }
-    s.resize(n);
-    if (n) ok = ok && static_cast<bool>(is.read(s.data(), static_cast<std::streamsize>(n)));
-  }
+  bool read(void* p, size_t n) { return static_cast<bool>(is.read(static_cast<char*>(p), static_cast<std::streamsize>(n))); }
 };
 
 // FNV-1a, 64 bit.
@@ -82,12 +43,12 @@ uint64_t stream_fingerprint(const OpStreams& s) {
 
 bool save_device_run(const std::string& path, const OpStreams& s, const DeviceResult& r, std::string& error) {
   std::ofstream out(path, std::ios::binary);
-  StreamOut a{out};
+  Writer<OstreamSink> a{{out}};
   out.write(kMagic, sizeof kMagic - 1);
   a.pod(stream_fingerprint(s));
   serialize_result(a, r);
-  if (!out) error = "cannot write " + path;
-  return static_cast<bool>(out);
+  if (!out || !a.ok) error = "cannot write " + path;
+  return static_cast<bool>(out) && a.ok;
 }
 
 bool load_device_run(const std::string& path, const OpStreams& s, DeviceResult& r, std::string& error) {
@@ -102,7 +63,7 @@ bool load_device_run(const std::string& path, const OpStreams& s, DeviceResult& 
     error = path + " is not a saved device run (pipesim crosscheck --save-device)";
     return false;
   }
-  StreamIn a{in};
+  Reader<IstreamSource> a{{in}};
   uint64_t fp = 0;
   a.pod(fp);
   if (a.ok && fp != stream_fingerprint(s)) {

@@ -13,7 +13,61 @@
 
 namespace pipesim::sim {
 
-// Archive: pod(T), vec(std::vector<T>), str(std::string); writers take const refs, readers refs.
+// Length-prefixed plain data over any byte transport. Sink: bool write(const void*, size_t);
+// Source: bool read(void*, size_t). `ok` turns false on the first failure (or an absurd length).
+template <class Sink>
+struct Writer {
+  Sink sink;
+  bool ok = true;
+  template <typename T>
+  void pod(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    ok = ok && sink.write(&v, sizeof v);
+  }
+  template <typename T>
+  void vec(const std::vector<T>& v) {
+    pod(static_cast<uint64_t>(v.size()));
+    if (!v.empty()) ok = ok && sink.write(v.data(), v.size() * sizeof(T));
+  }
+  void str(const std::string& s) {
+    pod(static_cast<uint64_t>(s.size()));
+    ok = ok && sink.write(s.data(), s.size());
+  }
+};
+
+template <class Source>
+struct Reader {
+  Source source;
+  bool ok = true;
+  template <typename T>
+  void pod(T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    ok = ok && source.read(&v, sizeof v);
+  }
+  template <typename T>
+  void vec(std::vector<T>& v) {
+    uint64_t n = 0;
+    pod(n);
+    if (!ok || n > (uint64_t{1} << 34) / sizeof(T)) {
+      ok = false;
+      return;
+    }
+    v.resize(n);
+    if (n) ok = ok && source.read(v.data(), n * sizeof(T));
+  }
+  void str(std::string& s) {
+    uint64_t n = 0;
+    pod(n);
+    if (!ok || n > (1u << 24)) {
+      ok = false;
+      return;
+    }
+    s.resize(n);
+    if (n) ok = ok && source.read(s.data(), n);
+  }
+};
+
+// Archive (Writer or Reader): one list of a DeviceResult's fields for both directions.
 template <class Archive, class Result>
 void serialize_result(Archive& a, Result& r) {
   a.pod(r.outcome);

@@ -40,53 +40,16 @@ bool read_all(int fd, void* p, size_t n) {
   return true;
 }
 
-struct Out {
+struct FdSink {
   int fd;
-  bool ok = true;
-  template <typename T>
-  void pod(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    ok = ok && write_all(fd, &v, sizeof v);
-  }
-  template <typename T>
-  void vec(const std::vector<T>& v) {
-    pod(static_cast<uint64_t>(v.size()));
-    if (!v.empty()) ok = ok && write_all(fd, v.data(), v.size() * sizeof(T));
-  }
-  void str(const std::string& s) {
-    pod(static_cast<uint64_t>(s.size()));
-    ok = ok && write_all(fd, s.data(), s.size());
-  }
+  bool write(const void* p, size_t n) { return write_all(fd, p, n); }
 };
-struct In {
+struct FdSource {
   int fd;
-  bool ok = true;
-  template <typename T>
-  void pod(T& v) {
-    ok = ok && read_all(fd, &v, sizeof v);
-  }
-  template <typename T>
-  void vec(std::vector<T>& v) {
-    uint64_t n = 0;
-    pod(n);
-    if (!ok || n > (uint64_t{1} << 34) / sizeof(T)) {
-      ok = false;
-      return;
-    }
-    v.resize(n);
-    if (n) ok = ok && read_all(fd, v.data(), n * sizeof(T));
-  }
-  void str(std::string& s) {
-    uint64_t n = 0;
-    pod(n);
-    if (!ok || n > (1u << 24)) {
-      ok = false;
-      return;
-    }
-    s.resize(n);
-    if (n) ok = ok && read_all(fd, s.data(), n);
-  }
+  bool read(void* p, size_t n) { return read_all(fd, p, n); }
 };
+using Out = sim::Writer<FdSink>;
+using In = sim::Reader<FdSource>;
 
 void put_job(Out& o, const sim::OpStreams& s, const sim::DeviceOptions& d) {
   o.pod(s.ctas), o.pod(s.cluster), o.pod(s.threads), o.pod(s.warps_per_cta), o.pod(s.ctas_per_sm);
