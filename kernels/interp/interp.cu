@@ -246,6 +246,10 @@ __global__ void interp_kernel_g(Params p) {
   uint8_t* live = smem + p.slots * 8;                         // per slot: initialised, not invalidated
   unsigned* done = reinterpret_cast<unsigned*>(smem + ((p.slots * 9 + 15) & ~15u));
   uint32_t* tmem_slot = done + 1;
+  // The CTA's clock anchor (%globaltimer, clock64) for per-op timestamps: one pair for all its warps, so
+  // that stamps of warps on this SM compare to the cycle (each warp reading %globaltimer itself would
+  // put a 32 ns quantisation between them, enough to invert the order of two arrivals).
+  uint64_t* anchor = reinterpret_cast<uint64_t*>(done + 2);
   uint8_t* scratch = smem + p.scratch_off;
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -265,6 +269,8 @@ __global__ void interp_kernel_g(Params p) {
     }
     *done = 0;
     *tmem_slot = 0;
+    anchor[0] = gtime();
+    anchor[1] = clk();
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
   __syncthreads();
@@ -284,6 +290,7 @@ __global__ void interp_kernel_g(Params p) {
   uint64_t store_cursor = static_cast<uint64_t>(wi) * 0x85EBCA6Bull * 4096ull;
   bool stopped = false;
   uint64_t start_ns = 0, clk0 = 0;
+  const uint64_t ts_gt0 = anchor[0], ts_clk0 = anchor[1];  // timestamps: ts_gt0 + (clk() - ts_clk0)
 
   if (lane == 0) {
     volatile DevWarpRecord* r = rec;
@@ -316,7 +323,7 @@ __global__ void interp_kernel_g(Params p) {
       uint64_t* bar = &bars[slot];
       int stop = 0;
       if (ts != nullptr) {
-        if (lane == 0) ts[li] = start_ns + cyc_to_ns(p, clk() - clk0);
+        if (lane == 0) ts[li] = ts_gt0 + cyc_to_ns(p, clk() - ts_clk0);
       }
       // Fast paths for the ops that dominate pipelines, executed by the whole warp without a divergent
       // branch: arrivals (one lane predicated on), waits (every lane polls the same barrier: the same
@@ -539,7 +546,7 @@ __global__ void interp_kernel_g(Params p) {
       r->op = static_cast<int64_t>(n_ops);
       const uint64_t t = gtime();
       // Per-op timestamps come from clock64: keep the end at or after the last of them.
-      const uint64_t t_clk = start_ns + cyc_to_ns(p, clk() - clk0);
+      const uint64_t t_clk = ts_gt0 + cyc_to_ns(p, clk() - ts_clk0);
       r->end_ns = ts != nullptr ? max(t, t_clk) : t;
       r->blocked_ns = cyc_to_ns(p, blocked_cyc);
       r->cycles = clk() - clk0;
@@ -722,7 +729,7 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
     }
   }
 
-  const uint32_t bar_bytes = ((s.slots * 9 + 15) & ~15u) + 16;
+  const uint32_t bar_bytes = ((s.slots * 9 + 15) & ~15u) + 32;  // + done, tmem slot, clock anchor
   const int64_t scratch = std::max<int64_t>(128, (std::max(s.max_tma_bytes, s.max_store_bytes) + 127) & ~int64_t{127});
   const uint32_t scratch_off = (bar_bytes + 127) & ~127u;
   const int64_t need = scratch_off + scratch;
