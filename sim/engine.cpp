@@ -439,8 +439,14 @@ class Engine {
       if (o_.replay) {
         const size_t wi = static_cast<size_t>(w.cta) * static_cast<size_t>(wpc_) + static_cast<size_t>(w.warp);
         const uint64_t i = o_.replay->offsets[wi] + static_cast<uint64_t>(w.ops - 1);
-        if (wi + 1 < o_.replay->offsets.size() && i < o_.replay->offsets[wi + 1] && o_.replay->begin_ns[i] >= 0)
-          at = std::max(now_, o_.replay->begin_ns[i] + (o_.interp ? interp_dispatch_ns(w.cur.kind) : 0.0));
+        if (wi + 1 < o_.replay->offsets.size() && i < o_.replay->offsets[wi + 1] && o_.replay->begin_ns[i] >= 0) {
+          double noise = 0;
+          if (o_.replay->noise_ns > 0)
+            noise = std::uniform_real_distribution<double>(-o_.replay->noise_ns, o_.replay->noise_ns)(rng_);
+          // Stamps count from the device's first op; the model's first op is at the interpreter's start.
+          const double start = o_.interp ? o_.interp->start_ns : 0.0;
+          at = std::max(now_, start + o_.replay->begin_ns[i] + noise + (o_.interp ? interp_dispatch_ns(w.cur.kind) : 0.0));
+        }
       }
       w.retry = true;
       push(at, EventKind::WarpStep, id);

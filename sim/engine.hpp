@@ -18,6 +18,9 @@ namespace pipesim::sim {
 struct Replay {
   std::vector<uint64_t> offsets;  // per warp, plus one
   std::vector<double> begin_ns;
+  // The stamps' own uncertainty: each op is held until its stamp plus a uniform draw in
+  // [-noise_ns, +noise_ns] (seeded by RunOptions::seed), for orders the stamps cannot resolve.
+  double noise_ns = 0;
 };
 
 struct RunOptions {

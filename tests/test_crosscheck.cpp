@@ -226,6 +226,44 @@ TEST(Crosscheck, ReplayingTheDeviceOrderReachesItsOutcome) {
   EXPECT_EQ(replay_device_order(p.check.kernel, fixed, base, s, no_times).agreement, Agreement::Disagree);
 }
 
+// Ten independent CTAs, three warps each on bar.sync 1 with 64 threads, all stamped at the same
+// instant: which warp is left over is a tie the stamps cannot order. The device left warp (cta % 3)
+// in each CTA. No single replay is likely to reproduce all ten at once ((1/3)^10), but each CTA's
+// outcome comes up in some replay, and CTAs of different clusters share no barrier: agreement.
+TEST(Crosscheck, ReplayMatchesClusterByCluster) {
+  static const char* kTie =
+      "kernel tie on sm_90a\n"
+      "launch ctas = 10, threads = 96\n"
+      "role all warps 0..2:\n"
+      "  bar_sync 1 threads = 64\n"
+      "expect hang\n";
+  Prepared p{check_text("tie.scn", kTie, {}), {}};
+  ASSERT_FALSE(p.check.bad_input) << p.check.diagnostic;
+  p.streams = sim::materialise(p.check.kernel);
+  const sim::OpStreams& s = p.streams;
+  sim::DeviceResult d = device_like_model(p);
+  d.outcome = sim::DeviceOutcome::Hang;
+  d.watchdog = true;
+  d.op_begin_ns.assign(s.ops.size(), 5000);
+  for (int cta = 0; cta < s.ctas; ++cta) {
+    sim::DevWarpRecord& r = d.warps[s.warp_index(cta, cta % 3)];
+    r.status = static_cast<uint8_t>(sim::DevWarpStatus::BlockedNamed);
+    r.op = 0;
+  }
+  const Comparison fixed = compare(p.check.kernel, p.check.result, s, d);
+  ASSERT_EQ(fixed.agreement, Agreement::Disagree);
+  const Comparison c = replay_device_order(p.check.kernel, fixed, sim::RunOptions{}, s, d);
+  EXPECT_EQ(c.agreement, Agreement::AgreeTimingDependent);
+  ASSERT_FALSE(c.notes.empty());
+  EXPECT_NE(c.notes.back().find("every cluster reaches its device outcome"), std::string::npos) << c.notes.back();
+  // A CTA whose device outcome no interleaving gives (two warps left over) keeps the disagreement.
+  sim::DeviceResult impossible = d;
+  impossible.warps[s.warp_index(0, 1)].status = static_cast<uint8_t>(sim::DevWarpStatus::BlockedNamed);
+  impossible.warps[s.warp_index(0, 1)].op = 0;
+  const Comparison f2 = compare(p.check.kernel, p.check.result, s, impossible);
+  EXPECT_EQ(replay_device_order(p.check.kernel, f2, sim::RunOptions{}, s, impossible).agreement, Agreement::Disagree);
+}
+
 // Under hardware_only a rule the hardware does not check is a warning and the run goes on (a
 // stale parity passes or blocks as the hardware's parity test says); `pipesim check` stops there.
 TEST(Crosscheck, HardwareOnlyGoesOnPastModelOnlyRules) {
