@@ -425,6 +425,9 @@ TEST(CrosscheckCommand, MissingSavedRunIsAnError) {
   const CommandResult r = run_pipesim("crosscheck --from-device '" + kSavedH100 + "' '" + scn("hopper/ws_gemm.scn") + "'");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("no saved device run"), std::string::npos) << r.err;
+  const CommandResult nodir = run_pipesim("crosscheck --from-device /nonexistent/saved '" + scn("probes") + "'");
+  EXPECT_EQ(nodir.code, 2);
+  EXPECT_NE(nodir.err.find("no such directory of saved device runs"), std::string::npos) << nodir.err;
   const CommandResult both = run_pipesim("crosscheck --from-device '" + kSavedH100 + "' --save-device /tmp/x '" + scn("probes") + "'");
   EXPECT_EQ(both.code, 2);
   EXPECT_NE(both.err.find("exclude each other"), std::string::npos) << both.err;
@@ -457,6 +460,27 @@ TEST(SavedDeviceRun, RoundTripsAndRefusesOtherStreams) {
   EXPECT_FALSE(sim::load_device_run(path, p02.streams, back, err));
   EXPECT_NE(err.find("is not a saved device run"), std::string::npos) << err;
   fs::remove(path);
+}
+
+// pipesim calibrate: unreadable logs, logs with nothing to fit, bad options: a message and exit 2.
+TEST(CalibrateCommand, BadInputExits2) {
+  const CommandResult missing = run_pipesim("calibrate --stamped /nonexistent/run.log");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("cannot read /nonexistent/run.log"), std::string::npos) << missing.err;
+  const CommandResult none = run_pipesim("calibrate");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("no scenario that finished on both sides"), std::string::npos) << none.err;
+  const fs::path log = fs::temp_directory_path() / ("pipesim_cal_" + std::to_string(::getpid()) + ".log");
+  std::ofstream(log) << "== /nonexistent/gen_1_0.scn\n"
+                        "  verdict   model: ok                           device: ok                                 agree\n"
+                        "  time      kernel: model 1.000 us, device 2.000 us (first warp start to last warp end; 3 us by events)\n";
+  const CommandResult gone = run_pipesim("calibrate --stamped '" + log.string() + "'");
+  EXPECT_EQ(gone.code, 2);
+  EXPECT_NE(gone.err.find("regenerate them at that path"), std::string::npos) << gone.err;
+  const CommandResult rounds = run_pipesim("calibrate --stamped '" + log.string() + "' --rounds -3");
+  EXPECT_EQ(rounds.code, 2);
+  EXPECT_NE(rounds.err.find("--rounds takes 0..64"), std::string::npos) << rounds.err;
+  fs::remove(log);
 }
 
 TEST(CrosscheckCommand, NoGpuExits2) {

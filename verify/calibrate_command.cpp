@@ -65,6 +65,10 @@ void print_score(std::string_view what, const std::vector<FitPoint>& pts, const 
 }
 
 int run_calibrate(const Options& o) {
+  if (o.rounds < 0 || o.rounds > 64) {
+    std::cerr << "pipesim calibrate: --rounds takes 0..64\n";
+    return 2;
+  }
   std::vector<FitPoint> fit, check;
   if (!load(o.unstamped, false, fit) || !load(o.stamped, true, fit) || !load(o.check_unstamped, false, check) ||
       !load(o.check_stamped, true, check))

@@ -558,6 +558,10 @@ int run_crosscheck(const Options& o) {
     }
     co.defines.push_back(def);
   }
+  if (!o.from_device.empty() && !std::filesystem::is_directory(o.from_device)) {
+    std::cerr << fmt::format("pipesim crosscheck: --from-device {}: no such directory of saved device runs\n", o.from_device);
+    return 2;
+  }
   if (!o.save_device.empty() && !o.from_device.empty()) {
     std::cerr << "pipesim: error: --save-device and --from-device exclude each other\n";
     return 2;
