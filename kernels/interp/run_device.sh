@@ -12,8 +12,9 @@
 # The device machine lacks Boost/fmt/CLI11/GTest, so pipesim is built here and carried (DIR is git-ignored,
 # e.g. .xc-bin via .git/info/exclude); there, plain nvcc only re-compiles the interpreter as a build check.
 # Output: a log on stdout; with $OUT set, results.md (every crosscheck table), calibration.txt (raw
-# calibration runs), ws_gemm.txt, ws_gemm_trace.json, random.log and disagreements.tar.gz there, and every
-# device run of the crosscheck sections in saved/ and saved-random/ (re-judge with --from-device).
+# calibration runs), ws_gemm.txt, ws_gemm_trace.json, random.log and disagreements.tar.gz, and every
+# device run of the crosscheck sections in saved/ and saved-random/ (re-judge with --from-device), all in
+# $OUT/everything.tgz.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -39,7 +40,10 @@ if [[ -n "$stage" ]]; then
   exit 0
 fi
 
-out="${OUT:-/tmp/pipesim-xc}"
+# Everything is written to a work folder; with $OUT set (the device tool returns at most 8 files), it
+# ends up packed as $OUT/everything.tgz beside results.md and calibration.txt.
+out=/tmp/pipesim-xc
+rm -rf "$out"
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 px="$bin/pipesim"
@@ -139,3 +143,7 @@ fi
 echo "== results"
 grep -E "scenario\(s\) on" "$md"
 cat "$cal"
+if [[ -n "${OUT:-}" ]]; then
+  rm -f "$out/ws_gemm_trace.json.gz"; gzip -f "$out/ws_gemm_trace.json" 2>/dev/null
+  tar czf "$OUT/everything.tgz" -C "$out" . && cp "$md" "$cal" "$OUT/" && echo "== packed into \$OUT/everything.tgz"
+fi
