@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -418,6 +419,28 @@ TEST(CrosscheckCommand, SavedH100RunsOfTheProbesStillAgree) {
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("23 scenario(s) on NVIDIA H100 80GB HBM3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(": 23 agree"), std::string::npos) << r.out;
+}
+
+// The 1000 random protocols of the final H100 run of 2026-11-21 (`generate --seed 1 --count 1000
+// --mistake-rate 0.2`; device runs saved with --save-device, per-op stamps kept only where the
+// comparison needed them), re-judged against today's model. That run agreed on 997 (978 plainly,
+// 19 through an interleaving): a model change that loses agreement with silicon fails here.
+TEST(CrosscheckCommand, SavedH100RandomBatchStillAgrees) {
+  const fs::path dir = fs::temp_directory_path() / ("pipesim_test_random_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "saved");
+  const std::string tgz = (fs::path(kSavedH100) / "random-1000-seed1.tgz").string();
+  ASSERT_EQ(std::system(("tar xzf '" + tgz + "' -C '" + (dir / "saved").string() + "'").c_str()), 0);
+  const CommandResult gen = run_pipesim("generate --count 1000 --seed 1 --mistake-rate 0.2 --out g", dir.string());
+  ASSERT_EQ(gen.code, 0) << gen.err;
+  const CommandResult r = run_pipesim("crosscheck --timeout-ms 50 --repeats 1 --warmup-ms 0 --from-device saved g", dir.string());
+  fs::remove_all(dir);
+  ASSERT_NE(r.code, 2) << r.err;
+  const std::regex summary(R"((\d+) scenario\(s\) on NVIDIA H100 80GB HBM3.*: (\d+) agree, (\d+) agree \(timing-dependent\), (\d+) disagree, (\d+) model-only rule, (\d+) skipped, (\d+) unavailable)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, summary)) << r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0);
+  EXPECT_EQ(std::stoi(m[1]), 1000);
+  EXPECT_EQ(std::stoi(m[7]), 0);  // every scenario found its saved run
+  EXPECT_GE(std::stoi(m[2]) + std::stoi(m[3]), 997) << m[0];
 }
 
 // A scenario with no saved run (or one saved for other op streams) is an error, never a silent pass.
