@@ -507,25 +507,13 @@ TEST(CalibrateCommand, BadInputExits2) {
 }
 
 TEST(CrosscheckCommand, NoGpuExits2) {
-  const fs::path dir = fs::temp_directory_path() / ("pipesim_test_xc_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string out = (dir / "out.txt").string(), err = (dir / "err.txt").string();
-  const std::string cmd = std::string("'") + PIPESIM_BIN + "' crosscheck '" + scn("probes/p00_fresh_parity1_passes.scn") + "' >'" +
-                          out + "' 2>'" + err + "'";
-  const int status = std::system(cmd.c_str());
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream ef(err), of(out);
-  std::stringstream es, os;
-  es << ef.rdbuf();
-  os << of.rdbuf();
-  fs::remove_all(dir);
-  if (code == 0) {  // a GPU is present (a device run of the suite): the command ran the probe
-    EXPECT_NE(os.str().find("p00_fresh_parity1_passes"), std::string::npos) << os.str();
+  const CommandResult r = run_pipesim("crosscheck '" + scn("probes/p00_fresh_parity1_passes.scn") + "'");
+  if (r.code == 0) {  // a GPU is present (a device run of the suite): the command ran the probe
+    EXPECT_NE(r.out.find("p00_fresh_parity1_passes"), std::string::npos) << r.out;
     return;
   }
-  EXPECT_EQ(code, 2) << es.str();
-  const std::string e = es.str();
-  EXPECT_TRUE(e.find("no GPU to run on") != std::string::npos || e.find("built without CUDA") != std::string::npos) << e;
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(r.err.find("no GPU to run on") != std::string::npos || r.err.find("built without CUDA") != std::string::npos) << r.err;
 }
 
 }  // namespace

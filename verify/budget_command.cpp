@@ -109,13 +109,9 @@ nlohmann::json device_json(const model::Capacity& dev, const std::string& arch_n
 // `pipesim budget FILE`: the scenario's config through the model, and the scenario against it.
 int run_file(const State& st) {
   std::vector<Define> defines;
-  for (const std::string& d : st.defines) {
-    Define def;
-    if (!parse_define(d, def)) {
-      print_errors(st, {"-D " + d + ": expected NAME=INTEGER"});
-      return 2;
-    }
-    defines.push_back(def);
+  if (std::string bad; !parse_defines(st.defines, defines, bad)) {
+    print_errors(st, {"-D " + bad + ": expected NAME=INTEGER"});
+    return 2;
   }
   std::ifstream in(st.file, std::ios::binary);
   if (!in) {

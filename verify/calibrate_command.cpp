@@ -36,11 +36,7 @@ bool load(const std::vector<std::string>& logs, bool stamped, std::vector<FitPoi
       try {
         if (!sf) throw std::runtime_error("cannot read the file");
         std::vector<Define> defs;
-        for (const std::string& d : m.defines) {
-          Define def;
-          if (!parse_define(d, def)) throw std::runtime_error("bad -D " + d + " in the log");
-          defs.push_back(def);
-        }
+        if (std::string bad; !parse_defines(m.defines, defs, bad)) throw std::runtime_error("bad -D " + bad + " in the log");
         sim::Kernel k = parse_scenario(m.file, text.str(), defs);
         out.push_back({std::move(m), std::move(k)});
       } catch (const std::exception& e) {

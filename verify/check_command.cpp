@@ -47,13 +47,9 @@ int run_check(const Options& o) {
   co.run.max_events = o.max_events;
   co.run.record_trace = !o.trace.empty();
   if (o.interp_cost) co.run.interp = model::interpreter_cost("sm_90a");
-  for (const std::string& d : o.defines) {
-    Define def;
-    if (!parse_define(d, def)) {
-      std::cerr << fmt::format("pipesim: error: -D {}: expected NAME=INTEGER\n", d);
-      return 2;
-    }
-    co.defines.push_back(def);
+  if (std::string bad; !parse_defines(o.defines, co.defines, bad)) {
+    std::cerr << fmt::format("pipesim: error: -D {}: expected NAME=INTEGER\n", bad);
+    return 2;
   }
   if (!o.trace.empty() && files.size() != 1) {
     std::cerr << "pipesim: error: --trace writes one scenario's timeline; name exactly one file\n";

@@ -180,9 +180,7 @@ Comparison replay_device_order(const sim::Kernel& kernel, Comparison fixed, cons
   for (uint64_t t : device.op_begin_ns)
     if (t != 0) t0 = std::min(t0, t);
   sim::Replay replay;
-  const size_t nw = static_cast<size_t>(streams.ctas) * static_cast<size_t>(streams.warps_per_cta);
-  for (size_t w = 0; w < nw; ++w) replay.offsets.push_back(streams.begin(static_cast<int>(w / streams.warps_per_cta), static_cast<int>(w % streams.warps_per_cta)));
-  replay.offsets.push_back(streams.ops.size());
+  replay.offsets = streams.offsets;  // the same per-warp layout: (cta * warps_per_cta + warp)
   replay.begin_ns.reserve(device.op_begin_ns.size());
   for (uint64_t t : device.op_begin_ns) replay.begin_ns.push_back(t == 0 || t0 == ~uint64_t{0} ? -1.0 : static_cast<double>(t - t0));
   sim::RunOptions o = base;
@@ -550,13 +548,9 @@ int run_crosscheck(const Options& o) {
   co.run.interp = model::interpreter_cost("sm_90a");
   co.run.interp_timestamps = !o.no_timestamps;
   co.run.hardware_only = true;
-  for (const std::string& d : o.defines) {
-    Define def;
-    if (!parse_define(d, def)) {
-      std::cerr << fmt::format("pipesim: error: -D {}: expected NAME=INTEGER\n", d);
-      return 2;
-    }
-    co.defines.push_back(def);
+  if (std::string bad; !parse_defines(o.defines, co.defines, bad)) {
+    std::cerr << fmt::format("pipesim: error: -D {}: expected NAME=INTEGER\n", bad);
+    return 2;
   }
   if (!o.from_device.empty() && !std::filesystem::is_directory(o.from_device)) {
     std::cerr << fmt::format("pipesim crosscheck: --from-device {}: no such directory of saved device runs\n", o.from_device);

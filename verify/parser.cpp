@@ -33,6 +33,17 @@ bool parse_define(std::string_view text, Define& out) {
     return false;
   }
 }
+bool parse_defines(const std::vector<std::string>& texts, std::vector<Define>& out, std::string& bad) {
+  for (const std::string& t : texts) {
+    Define def;
+    if (!parse_define(t, def)) {
+      bad = t;
+      return false;
+    }
+    out.push_back(std::move(def));
+  }
+  return true;
+}
 namespace {
 
 using sim::Expr;

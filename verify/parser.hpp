@@ -22,6 +22,9 @@ struct Define {
 // text is not exactly that.
 bool parse_define(std::string_view text, Define& out);
 
+// Every text through parse_define, appended to `out`; false at the first bad one (left in `bad`).
+bool parse_defines(const std::vector<std::string>& texts, std::vector<Define>& out, std::string& bad);
+
 // Bad input. `what()` is the full rendered diagnostic (file:line:col: error: message, the source
 // line, a caret under the offending text, and an optional note line).
 struct ParseError : std::runtime_error {

@@ -51,28 +51,21 @@ struct FdSource {
 using Out = sim::Writer<FdSink>;
 using In = sim::Reader<FdSource>;
 
-void put_job(Out& o, const sim::OpStreams& s, const sim::DeviceOptions& d) {
-  o.pod(s.ctas), o.pod(s.cluster), o.pod(s.threads), o.pod(s.warps_per_cta), o.pod(s.ctas_per_sm);
-  o.str(s.arch);
-  o.pod(s.slots);
-  o.vec(s.init_count);
-  o.vec(s.array_base);
-  o.vec(s.ops);
-  o.vec(s.offsets);
-  o.pod(s.max_tma_bytes), o.pod(s.max_store_bytes), o.pod(s.uses_tcgen05), o.pod(s.uses_cluster_ops);
-  o.pod(d);
+// One list of a job's fields for both directions (Out: const refs, In: refs), as sim::serialize_result.
+template <class Archive, class Streams, class Options>
+void serialize_job(Archive& a, Streams& s, Options& d) {
+  a.pod(s.ctas), a.pod(s.cluster), a.pod(s.threads), a.pod(s.warps_per_cta), a.pod(s.ctas_per_sm);
+  a.str(s.arch);
+  a.pod(s.slots);
+  a.vec(s.init_count);
+  a.vec(s.array_base);
+  a.vec(s.ops);
+  a.vec(s.offsets);
+  a.pod(s.max_tma_bytes), a.pod(s.max_store_bytes), a.pod(s.uses_tcgen05), a.pod(s.uses_cluster_ops);
+  a.pod(d);
 }
-void get_job(In& i, sim::OpStreams& s, sim::DeviceOptions& d) {
-  i.pod(s.ctas), i.pod(s.cluster), i.pod(s.threads), i.pod(s.warps_per_cta), i.pod(s.ctas_per_sm);
-  i.str(s.arch);
-  i.pod(s.slots);
-  i.vec(s.init_count);
-  i.vec(s.array_base);
-  i.vec(s.ops);
-  i.vec(s.offsets);
-  i.pod(s.max_tma_bytes), i.pod(s.max_store_bytes), i.pod(s.uses_tcgen05), i.pod(s.uses_cluster_ops);
-  i.pod(d);
-}
+void put_job(Out& o, const sim::OpStreams& s, const sim::DeviceOptions& d) { serialize_job(o, s, d); }
+void get_job(In& i, sim::OpStreams& s, sim::DeviceOptions& d) { serialize_job(i, s, d); }
 void put_result(Out& o, const sim::DeviceResult& r) { sim::serialize_result(o, r); }
 void get_result(In& i, sim::DeviceResult& r) { sim::serialize_result(i, r); }
 
