@@ -378,10 +378,41 @@ TEST(Crosscheck, DeviceTimelineFromTimestamps) {
   d.warps[0].end_ns = d.op_begin_ns[s.end(0, 0) - 1] + 50;
   const sim::RunResult r = device_timeline(p.check.kernel, s, d);
   EXPECT_EQ(r.verdict, sim::Verdict::Ok);
-  ASSERT_EQ(r.spans.size(), 1u);
-  EXPECT_EQ(r.spans[0].label, "compute");
-  EXPECT_DOUBLE_EQ(r.spans[0].end_ns - r.spans[0].begin_ns, 2100.0);
+  // Every op of warp 0 is a slice from its stamp to the next one (the last to the warp's end).
+  ASSERT_EQ(r.spans.size(), s.end(0, 0) - s.begin(0, 0));
+  int computes = 0;
+  for (size_t i = 0; i < r.spans.size(); ++i) {
+    const auto kind = static_cast<sim::OpKind>(s.ops[s.begin(0, 0) + i].kind);
+    EXPECT_EQ(r.spans[i].blocked, kind == sim::OpKind::Wait) << r.spans[i].label;
+    if (kind != sim::OpKind::Compute) {
+      EXPECT_NE(r.spans[i].label.find("(line "), std::string::npos) << r.spans[i].label;
+      continue;
+    }
+    ++computes;
+    EXPECT_EQ(r.spans[i].label, "compute");
+    EXPECT_DOUBLE_EQ(r.spans[i].end_ns - r.spans[i].begin_ns, 2100.0);
+  }
+  EXPECT_EQ(computes, 1);
   ASSERT_EQ(r.barriers.size(), 1u);
+}
+
+// A device warp that timed out names the op it was blocked in (the trace's "hang: blocked in ...").
+TEST(Crosscheck, DeviceTimelineNamesTheHangSite) {
+  const Prepared p = prepare("probes/p10_expect_more_than_delivered_hangs.scn");
+  const sim::OpStreams& s = p.streams;
+  sim::DeviceResult d = device_like_model(p);
+  d.outcome = sim::DeviceOutcome::Hang;
+  uint64_t wait_op = 0;
+  for (uint64_t i = s.begin(0, 0); i < s.end(0, 0); ++i)
+    if (static_cast<sim::OpKind>(s.ops[i].kind) == sim::OpKind::Wait) wait_op = i - s.begin(0, 0);
+  ASSERT_GT(wait_op, 0u);
+  d.warps[0].status = static_cast<uint8_t>(sim::DevWarpStatus::TimedOut);
+  d.warps[0].op = static_cast<int64_t>(wait_op);
+  const sim::RunResult r = device_timeline(p.check.kernel, s, d);
+  ASSERT_FALSE(r.warps.empty());
+  EXPECT_EQ(r.warps[0].status, sim::WarpStatus::Blocked);
+  EXPECT_EQ(r.warps[0].site, s.sites[s.begin(0, 0) + wait_op]);
+  EXPECT_EQ(p.check.kernel.sites[r.warps[0].site].what, "wait");
 }
 
 // Without a GPU (CI) or without CUDA at build time, the command says so and exits 2.

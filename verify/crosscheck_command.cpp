@@ -464,6 +464,7 @@ sim::RunResult device_timeline(const sim::Kernel& k, const sim::OpStreams& s, co
                   : st == sim::DevWarpStatus::NotStarted || st == sim::DevWarpStatus::SkippedOnHang ? sim::WarpStatus::NotStarted
                                                                                                   : sim::WarpStatus::Blocked;
       we.ops_done = rec.op;
+      if (s.begin(cta, w) + rec.op < s.end(cta, w) && s.begin(cta, w) + rec.op < s.sites.size()) we.site = s.sites[s.begin(cta, w) + rec.op];
       r.warps.push_back(we);
       if (d.op_begin_ns.size() != s.ops.size()) continue;
       const uint64_t b = s.begin(cta, w), e = s.end(cta, w);
@@ -473,9 +474,10 @@ sim::RunResult device_timeline(const sim::Kernel& k, const sim::OpStreams& s, co
         const uint64_t te = i + 1 < e && d.op_begin_ns[i + 1] ? d.op_begin_ns[i + 1] : rec.end_ns;
         const auto kind = static_cast<sim::OpKind>(s.ops[i].kind);
         const bool blocked = is_blocking(kind);
-        if (!blocked && kind != sim::OpKind::Compute && kind != sim::OpKind::Mma) continue;
         if (te <= tb) continue;
-        std::string label = blocked ? op_text(k, s, i) : std::string(sim::op_name(kind));
+        // Every op gets its slice (stamp to the next stamp): on the device, issuing a copy or an
+        // arrive costs the warp time too, and that is what a slow producer looks like.
+        std::string label = blocked || kind != sim::OpKind::Compute ? op_text(k, s, i) : std::string(sim::op_name(kind));
         r.spans.push_back(sim::TraceSpan{cta, w, rel(tb), rel(te), i < s.sites.size() ? s.sites[i] : 0, std::move(label), blocked});
       }
     }

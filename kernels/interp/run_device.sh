@@ -5,7 +5,9 @@
 #
 #   kernels/interp/run_device.sh --stage DIR      # here (no GPU needed): build pipesim with CUDA into
 #                                                 # build-xc and copy it (+ libfmt) into DIR
-#   kernels/interp/run_device.sh [--bin DIR] [--random N] [--quick] [--calib]   # on the GPU machine
+#   kernels/interp/run_device.sh [--bin DIR] [--random N] [--seed S] [--quick] [--calib]   # on the GPU machine
+#     --seed: the random batch's `pipesim generate --seed` (default 1; another seed is a batch the
+#     model's constants were never fitted to)
 #     --quick: no random batch, no rule/bug scenarios; --calib: calibration and ws_gemm only (and the
 #     interpreter's SASS when cuobjdump is there)
 #
@@ -18,15 +20,16 @@
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-bin="$root/.xc-bin" stage="" random=1000 quick="" calib=""
+bin="$root/.xc-bin" stage="" random=1000 seed=1 quick="" calib=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
     --stage) stage="$2"; shift 2 ;;
     --random) random="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
     --calib) calib=1; quick=1; shift ;;
-    *) echo "usage: $0 [--stage DIR | --bin DIR] [--random N] [--quick]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--stage DIR | --bin DIR] [--random N] [--seed S] [--quick] [--calib]" >&2; exit 2 ;;
   esac
 done
 
@@ -120,14 +123,22 @@ echo "== ws_gemm: predicted vs measured"
   "$px" crosscheck --repeats 3 --no-timestamps -D M=4096 -D N=4096 -D K=4096 scenarios/hopper/ws_gemm.scn
   "$px" crosscheck --repeats 3 --no-timestamps --l2-sources scenarios/hopper/ws_gemm.scn
 } 2>&1 | tee "$out/ws_gemm.txt" | grep -E "^== |verdict|time |role "
+# Run-to-run scatter of the scenario whose device time moves most (bug 11: a 16 MiB burst from 128 CTAs)
+# and of ws_gemm: five back-to-back crosschecks each, so a prediction is judged against the spread.
+echo "== timing scatter: five back-to-back runs each"
+for i in 1 2 3 4 5; do
+  for f in scenarios/bugs/11_zero_tile_cta_fixed.scn scenarios/hopper/ws_gemm.scn; do
+    "$px" crosscheck --repeats 3 --no-timestamps "$f" 2>&1 | grep "time      kernel" | sed "s|^|$f run $i: |"
+  done
+done | tee "$out/timing-scatter.txt"
 # The shipped Hopper scenarios that finish, timed without per-op timestamps (predicted vs measured table).
 section "shipped Hopper scenarios, no per-op timestamps (timing)" --repeats 3 --no-timestamps scenarios/hopper \
   $(ls scenarios/bugs/*_fixed.scn | xargs grep -l "on sm_90a")
 
 if [[ -z "$quick" && "$random" -gt 0 ]] && "$px" generate --help >/dev/null 2>&1; then
-  echo "== $random random protocols (pipesim generate --seed 1 --mistake-rate 0.2), 50 ms wait bound"
-  rm -rf /tmp/xc-gen && "$px" generate --count "$random" --seed 1 --mistake-rate 0.2 --out /tmp/xc-gen >/dev/null
-  echo "### $random random protocols (pipesim generate --seed 1 --count $random --mistake-rate 0.2)" >>"$md"
+  echo "== $random random protocols (pipesim generate --seed $seed --mistake-rate 0.2), 50 ms wait bound"
+  rm -rf /tmp/xc-gen && "$px" generate --count "$random" --seed "$seed" --mistake-rate 0.2 --out /tmp/xc-gen >/dev/null
+  echo "### $random random protocols (pipesim generate --seed $seed --count $random --mistake-rate 0.2)" >>"$md"
   t0=$(date +%s)
   # Per-op timestamps on: a disagreement is replayed in the model in the device's order of events.
   "$px" crosscheck --timeout-ms 50 --repeats 1 --warmup-ms 0 --markdown "$out/random.md" --save-device "$out/saved-random" /tmp/xc-gen >"$out/random.log" 2>&1
