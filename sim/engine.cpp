@@ -349,8 +349,8 @@ class Engine {
       case EventKind::WarpStep: step(e.target); break;
       case EventKind::WakeBatch: {
         // Warps woken together step in the order they were woken, exactly as their own
-        // consecutive events would have; the list returns to the free pool first.
-        // The list stays out of the free pool until its steps are done (they may wake others).
+        // consecutive events would have. The list stays out of the free pool until its steps are
+        // done (they may wake others, which takes a list).
         const auto idx = static_cast<uint32_t>(e.value);
         std::vector<uint32_t> ids;
         ids.swap(wake_lists_[idx]);

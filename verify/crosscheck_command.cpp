@@ -1,24 +1,23 @@
 #include "verify/crosscheck_command.hpp"
 
-#include "verify/explore.hpp"
-#include "verify/inputs.hpp"
-
 #include <algorithm>
 #include <cctype>
-#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
-#include "sim/lowering.hpp"
 #include "sim/device_io.hpp"
+#include "sim/lowering.hpp"
 #include "sim/rules.hpp"
 #include "verify/check.hpp"
+#include "verify/explore.hpp"
+#include "verify/inputs.hpp"
 #include "verify/report.hpp"
 #include "verify/trace.hpp"
 
@@ -76,6 +75,25 @@ bool device_warp_blocked(const sim::DevWarpRecord& r, bool watchdog) {
          st == sim::DevWarpStatus::BlockedCluster || (watchdog && st == sim::DevWarpStatus::Running);
 }
 
+// The op a model warp ended blocked in (the last one it began).
+int64_t model_blocked_op(const sim::WarpEnd& w) { return std::max<int64_t>(0, w.ops_done - 1); }
+
+// Every barrier whose end state both sides know: the device recorded it, and at least one side
+// initialised it. fn(cta, slot, model state, device record).
+template <class Fn>
+void for_each_barrier_end(const sim::RunResult& m, const sim::OpStreams& s, const sim::DeviceResult& d, Fn&& fn) {
+  if (d.barriers.size() != static_cast<size_t>(s.ctas) * s.slots) return;
+  for (int cta = 0; cta < s.ctas; ++cta) {
+    if (static_cast<size_t>(cta) >= m.barriers.size() || m.barriers[static_cast<size_t>(cta)].size() != s.slots) continue;
+    for (uint32_t sl = 0; sl < s.slots; ++sl) {
+      const sim::DevBarrierRecord& db = d.barriers[static_cast<size_t>(cta) * s.slots + sl];
+      const sim::BarrierState& mb = m.barriers[static_cast<size_t>(cta)][sl];
+      if (!db.valid || (!mb.initialised && !db.initialised)) continue;
+      fn(cta, sl, mb, db);
+    }
+  }
+}
+
 // Per cluster: does a model run end there as the device did (the same blocked (warp, op) points and
 // the same end parity of every barrier)? Clusters share no barrier, so each one's outcome depends only
 // on its own interleaving: outcomes matched cluster by cluster in different runs compose.
@@ -90,7 +108,7 @@ std::vector<bool> clusters_matching(const sim::RunResult& m, const sim::OpStream
     const size_t i = s.warp_index(w.cta, w.warp);
     if (i >= nw) continue;
     model_ran[i] = true;
-    if (w.status == sim::WarpStatus::Blocked) model_blocked[i] = std::max<int64_t>(0, w.ops_done - 1);
+    if (w.status == sim::WarpStatus::Blocked) model_blocked[i] = model_blocked_op(w);
   }
   for (size_t i = 0; i < nw; ++i) {
     const int cta = static_cast<int>(i / static_cast<size_t>(s.warps_per_cta));
@@ -100,15 +118,9 @@ std::vector<bool> clusters_matching(const sim::RunResult& m, const sim::OpStream
     const int64_t dev_blocked = device_warp_blocked(r, d.watchdog) ? r.op : -1;
     if (dev_ran != model_ran[i] || dev_blocked != model_blocked[i]) ok[static_cast<size_t>(cta / s.cluster)] = false;
   }
-  for (int cta = 0; cta < s.ctas; ++cta) {
-    if (static_cast<size_t>(cta) >= m.barriers.size() || m.barriers[static_cast<size_t>(cta)].size() != s.slots) continue;
-    for (uint32_t sl = 0; sl < s.slots; ++sl) {
-      const sim::DevBarrierRecord& db = d.barriers[static_cast<size_t>(cta) * s.slots + sl];
-      const sim::BarrierState& mb = m.barriers[static_cast<size_t>(cta)][sl];
-      if (!db.valid || (!mb.initialised && !db.initialised)) continue;
-      if (mb.initialised != (db.initialised != 0) || (mb.completed & 1) != db.parity) ok[static_cast<size_t>(cta / s.cluster)] = false;
-    }
-  }
+  for_each_barrier_end(m, s, d, [&](int cta, uint32_t, const sim::BarrierState& mb, const sim::DevBarrierRecord& db) {
+    if (mb.initialised != (db.initialised != 0) || (mb.completed & 1) != db.parity) ok[static_cast<size_t>(cta / s.cluster)] = false;
+  });
   return ok;
 }
 
@@ -279,7 +291,7 @@ Comparison compare(const sim::Kernel& k, const sim::RunResult& m, const sim::OpS
   if (m.verdict == sim::Verdict::Hang || d.outcome == sim::DeviceOutcome::Hang) {
     if (m.verdict == sim::Verdict::Hang) {
       for (const sim::WarpEnd& w : m.warps)
-        if (w.status == sim::WarpStatus::Blocked) c.model_hang.push_back({w.cta, w.warp, std::max<int64_t>(0, w.ops_done - 1), "blocked"});
+        if (w.status == sim::WarpStatus::Blocked) c.model_hang.push_back({w.cta, w.warp, model_blocked_op(w), "blocked"});
       c.model_unlaunched_ctas = m.hang.unlaunched_clusters * s.cluster;
     }
     if (have_warps) {
@@ -314,24 +326,17 @@ Comparison compare(const sim::Kernel& k, const sim::RunResult& m, const sim::OpS
   }
 
   // End phases of every barrier both sides know (not after a model error: it stops mid-flight).
-  if (m.verdict != sim::Verdict::Error && d.barriers.size() == static_cast<size_t>(s.ctas) * s.slots) {
-    for (int cta = 0; cta < s.ctas; ++cta) {
-      if (static_cast<size_t>(cta) >= m.barriers.size() || m.barriers[static_cast<size_t>(cta)].size() != s.slots) continue;
-      for (uint32_t sl = 0; sl < s.slots; ++sl) {
-        const sim::DevBarrierRecord& db = d.barriers[static_cast<size_t>(cta) * s.slots + sl];
-        const sim::BarrierState& mb = m.barriers[static_cast<size_t>(cta)][sl];
-        if (!db.valid) continue;
-        if (!mb.initialised && !db.initialised) continue;
-        ++c.barriers_compared;
-        if (mb.initialised != (db.initialised != 0))
-          c.phase_mismatches.push_back(fmt::format("CTA {} {}: model {}, device {}", cta, bar_label(k, sl),
-                                                   mb.initialised ? "initialised" : "not initialised",
-                                                   db.initialised ? "initialised" : "not initialised"));
-        else if ((mb.completed & 1) != db.parity)
-          c.phase_mismatches.push_back(fmt::format("CTA {} {}: model phase {} (parity {}), device parity {} (raw 0x{:016x})", cta,
-                                                   bar_label(k, sl), mb.completed, mb.completed & 1, db.parity, db.raw));
-      }
-    }
+  if (m.verdict != sim::Verdict::Error) {
+    for_each_barrier_end(m, s, d, [&](int cta, uint32_t sl, const sim::BarrierState& mb, const sim::DevBarrierRecord& db) {
+      ++c.barriers_compared;
+      if (mb.initialised != (db.initialised != 0))
+        c.phase_mismatches.push_back(fmt::format("CTA {} {}: model {}, device {}", cta, bar_label(k, sl),
+                                                 mb.initialised ? "initialised" : "not initialised",
+                                                 db.initialised ? "initialised" : "not initialised"));
+      else if ((mb.completed & 1) != db.parity)
+        c.phase_mismatches.push_back(fmt::format("CTA {} {}: model phase {} (parity {}), device parity {} (raw 0x{:016x})", cta,
+                                                 bar_label(k, sl), mb.completed, mb.completed & 1, db.parity, db.raw));
+    });
     if (!c.phase_mismatches.empty() && c.agreement == Agreement::Agree) {
       c.agreement = Agreement::Disagree;
       c.notes.push_back("the barriers end in different phases");
@@ -543,13 +548,9 @@ int run_crosscheck(const Options& o) {
     return 2;
   }
   CheckOptions co;
+  // The model times what the device runs (the interpreter runs only on sm_90 GPUs).
+  co.run = sim::interpreter_run_options(model::interpreter_cost("sm_90a"), !o.no_timestamps);
   co.run.record_trace = true;
-  // The model times what the device runs: the scenario under the interpreter (its measured per-op
-  // cost; the interpreter runs only on sm_90 GPUs) and, past rules the hardware does not check,
-  // on as the hardware would.
-  co.run.interp = model::interpreter_cost("sm_90a");
-  co.run.interp_timestamps = !o.no_timestamps;
-  co.run.hardware_only = true;
   if (std::string bad; !parse_defines(o.defines, co.defines, bad)) {
     std::cerr << fmt::format("pipesim: error: -D {}: expected NAME=INTEGER\n", bad);
     return 2;
