@@ -41,6 +41,17 @@ struct RunOptions {
   const Replay* replay = nullptr;
 };
 
+// The model timing the device interpreter's run of a scenario, as `pipesim crosscheck` compares it
+// and `pipesim calibrate` fits it: the interpreter's per-op cost added, and past the rules the
+// hardware does not check, on as the hardware would.
+inline RunOptions interpreter_run_options(const model::InterpreterCost* cost, bool timestamps) {
+  RunOptions o;
+  o.interp = cost;
+  o.interp_timestamps = timestamps;
+  o.hardware_only = true;
+  return o;
+}
+
 // A snapshot of one mbarrier, for reports.
 struct BarrierState {
   bool initialised = false;

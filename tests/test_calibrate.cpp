@@ -83,5 +83,22 @@ TEST(Calibrate, FitReproducesTimesMadeWithAKnownCost) {
   EXPECT_NEAR(fitted.timestamp_ns, truth.timestamp_ns, 15.0);  // the stamped/unstamped pairs pin it
 }
 
+// The fit times a scenario as the crosscheck ran it: past the rules the hardware does not check
+// (here early_completion), on to the end, not stopped where `pipesim check` stops.
+TEST(Calibrate, ScoresRunsAsTheCrosscheckRanThem) {
+  const char* f = "scenarios/rules/early_completion_broken.scn";
+  const model::InterpreterCost& cost = *model::interpreter_cost("sm_90a");
+  const FitPoint p{{f, 1000, true, {}}, load(f)};
+  const double crosscheck_ns = sim::run(p.kernel, sim::interpreter_run_options(&cost, true)).end_ns;
+  sim::RunOptions stops;
+  stops.interp = &cost;
+  const sim::RunResult stopped = sim::run(p.kernel, stops);
+  ASSERT_EQ(stopped.verdict, sim::Verdict::Error);
+  ASSERT_GT(crosscheck_ns, stopped.end_ns);
+  const FitScore s = score({p}, cost);
+  ASSERT_EQ(s.model_ns.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.model_ns[0], crosscheck_ns);
+}
+
 }  // namespace
 }  // namespace pipesim::verify

@@ -58,10 +58,7 @@ constexpr std::array kFields{
 FitScore score(const std::vector<FitPoint>& points, const model::InterpreterCost& cost) {
   FitScore s;
   for (const FitPoint& p : points) {
-    sim::RunOptions o;
-    o.interp = &cost;
-    o.interp_timestamps = p.measured.stamped;
-    const double t = sim::run(p.kernel, o).end_ns;
+    const double t = sim::run(p.kernel, sim::interpreter_run_options(&cost, p.measured.stamped)).end_ns;
     s.model_ns.push_back(t);
     if (t <= 0) continue;
     s.mean_abs_log += std::abs(std::log(t / p.measured.device_ns));
