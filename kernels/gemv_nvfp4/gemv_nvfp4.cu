@@ -401,10 +401,9 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
     // ticket ring (full/empty barriers, one slot per claim).
     if (!dynamic || lane != 0) return;
     if (!wait_parity<kWatchdog>(go, 0, p, abort_flag, 4, 0, 0)) return;
-    unsigned c0 = atomicAdd(p.counter, 1u);
-    unsigned c1 = atomicAdd(p.counter, 1u);
-    unsigned c2 = atomicAdd(p.counter, 1u);
-    unsigned c3 = atomicAdd(p.counter, 1u);
+    unsigned claim[model::kGemvClaims];  // indexed only inside unrolled loops: each stays a register
+#pragma unroll
+    for (int j = 0; j < model::kGemvClaims; ++j) claim[j] = atomicAdd(p.counter, 1u);
     PipeState ts{0, 1, 0};
     // 1: handed chunk t over; 0: t is past the last chunk, handed the end over; -1: stopped.
     auto publish = [&](long long t) -> int {
@@ -414,29 +413,27 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
       ts.advance(model::kGemvClaims);
       return t < p.chunks ? 1 : 0;
     };
-    long long f0, f1, f2, f3;  // the four failing claims (claims only grow: those after a failure fail)
-    for (;;) {
-      int r = publish(c0);
-      if (r < 0) return;
-      if (r == 0) { f0 = c0; f1 = c1; f2 = c2; f3 = c3; break; }
-      c0 = atomicAdd(p.counter, 1u);
-      r = publish(c1);
-      if (r < 0) return;
-      if (r == 0) { f0 = c1; f1 = c2; f2 = c3; f3 = c0; break; }
-      c1 = atomicAdd(p.counter, 1u);
-      r = publish(c2);
-      if (r < 0) return;
-      if (r == 0) { f0 = c2; f1 = c3; f2 = c0; f3 = c1; break; }
-      c2 = atomicAdd(p.counter, 1u);
-      r = publish(c3);
-      if (r < 0) return;
-      if (r == 0) { f0 = c3; f1 = c0; f2 = c1; f3 = c2; break; }
-      c3 = atomicAdd(p.counter, 1u);
+    // Claims are handed over oldest first; each one handed over is replaced by a new claim. At the
+    // first failing claim, every claim in flight fails too (claims only grow).
+    for (bool more = true; more;) {
+#pragma unroll
+      for (int j = 0; j < model::kGemvClaims; ++j) {
+        const int r = publish(claim[j]);
+        if (r < 0) return;
+        if (r == 0) {
+          more = false;
+          break;
+        }
+        claim[j] = atomicAdd(p.counter, 1u);
+      }
     }
     // Every CTA makes exactly four failing claims: chunks + 4 grid in all. The one that got the last
     // value resets the counter for the next launch (stream order makes that launch see it).
     const long long last = p.chunks + model::kGemvClaims * p.grid - 1;
-    if (f0 == last || f1 == last || f2 == last || f3 == last) atomicExch(p.counter, 0u);
+    bool got_last = false;
+#pragma unroll
+    for (int j = 0; j < model::kGemvClaims; ++j) got_last = got_last || claim[j] == last;
+    if (got_last) atomicExch(p.counter, 0u);
     // producer_tail of the ticket ring.
     for (int i = 0; i < model::kGemvClaims; ++i, ts.advance(model::kGemvClaims))
       if (!wait_parity<kWatchdog>(&tempty[ts.index], ts.phase, p, abort_flag, 5, ts.index, ts.count)) return;
