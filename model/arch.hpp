@@ -35,6 +35,7 @@ struct Timing {
   double tma_latency_ns = 0;        // issue to first byte landing, small copies
   double tma_issue_ns = 0;          // cost to the issuing warp
   double sm_copy_bytes_per_ns = 0;  // what one SM takes in from bulk copies (0: no per-SM limit)
+  double tma_copy_min_ns = 0;       // the least time one copy holds its SM's copy queue (small copies)
   double smem_bytes_per_ns = 0;     // per SM, what a bulk store reads out of smem
   double op_issue_ns = 0;           // any other instruction's cost to its warp
   double mbarrier_wake_ns = 0;      // phase flip to waiter resumed
@@ -46,6 +47,11 @@ struct Timing {
   double tmem_ld_ns_per_col = 0;    // tcgen05.ld/st: per 32-bit column, whole warp
   double tmem_ld_latency_ns = 0;
 };
+
+// The Timing fields by name ("tma_latency_ns" ...), for what-if runs and calibration experiments
+// (`pipesim check --timing NAME=VALUE`). Returns false when the name is unknown.
+bool set_timing_field(Timing& t, std::string_view name, double value);
+std::span<const std::string_view> timing_field_names();
 
 // What the device interpreter (kernels/interp) adds to the ops it runs, on the device it runs on.
 // A native kernel pays none of it; `pipesim crosscheck` adds it to the model's run so that both

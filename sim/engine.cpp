@@ -193,8 +193,8 @@ struct ClusterRt {
 class Engine {
  public:
   Engine(const Kernel& k, const RunOptions& o) : k_(k), o_(o), rng_(o.seed) {
-    const model::Timing& t = k.arch->time;
-    tm_ = t;
+    tm_ = k.arch->time;
+    for (const auto& [name, value] : o.timing_overrides) model::set_timing_field(tm_, name, value);
     tm_.op_issue_ns *= o.issue_scale;
     tm_.tma_issue_ns *= o.issue_scale;
     tm_.mma_issue_ns *= o.issue_scale;
@@ -902,12 +902,14 @@ class Engine {
                "TMA completes bytes on " + bar_name(s) + " of CTA " + std::to_string(dst) +
                    " before its init was made visible (fence_init" + std::string(remote ? " and a cluster barrier)" : ")")))
         return;
-      // Each destination SM takes the bytes in at sm_copy_bytes_per_ns (measured on H100), after
-      // its earlier copies: one SM cannot absorb a copy at the whole device's DRAM rate.
+      // Each destination SM takes its copies in one after another, each for bytes / sm_copy_bytes_per_ns
+      // but at least tma_copy_min_ns (native H100 probe: one SM cannot absorb a copy at the whole
+      // device's DRAM rate, and back-to-back small copies land ~70 ns apart whatever their size).
       double at = dram_done;
       if (tm_.sm_copy_bytes_per_ns > 0) {
         SmRt& sm = sms_[static_cast<size_t>(cta(dst_data).sm)];
-        sm.copy_free = std::max(sm.copy_free, start) + static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns;
+        sm.copy_free = std::max(sm.copy_free, start) +
+                       std::max(tm_.tma_copy_min_ns, static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns);
         at = std::max(at, sm.copy_free);
       }
       at += latency;

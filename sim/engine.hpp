@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/program.hpp"
@@ -39,6 +41,9 @@ struct RunOptions {
   // Record model-only rules (sim::is_model_only) as warnings and go on as the hardware would.
   bool hardware_only = false;
   const Replay* replay = nullptr;
+  // Timing fields set over the architecture's table (what-if runs: `pipesim check --timing`);
+  // names as model::set_timing_field knows them, checked by the caller.
+  std::vector<std::pair<std::string, double>> timing_overrides;
 };
 
 // The model timing the device interpreter's run of a scenario, as `pipesim crosscheck` compares it

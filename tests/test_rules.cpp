@@ -488,6 +488,42 @@ TEST_F(CheckCommand, RunawayScenarioExits2AtMaxEvents) {
   EXPECT_TRUE(has(r.err, f + ": error: event limit of 1000 reached; raise it with --max-events")) << r.err;
 }
 
+TEST_F(CheckCommand, TimingOverrideOfAnUnknownFieldOrABadValueExits2) {
+  const CmdRun unknown = pipesim(tmp, {"check", "--timing", "tma_latency=400", path_of("stale_wait_ok.scn")});
+  EXPECT_EQ(unknown.code, 2) << unknown.out << unknown.err;
+  EXPECT_TRUE(has(unknown.err, "--timing tma_latency=400: expected NAME=VALUE with NAME one of:")) << unknown.err;
+  EXPECT_TRUE(has(unknown.err, " tma_latency_ns ")) << unknown.err;
+  for (const char* bad : {"tma_latency_ns=", "tma_latency_ns=fast", "tma_latency_ns=-1", "tma_latency_ns=4e999"}) {
+    const CmdRun r = pipesim(tmp, {"check", "--timing", bad, path_of("stale_wait_ok.scn")});
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, std::string("--timing ") + bad + ": the value must be a number >= 0")) << r.err;
+  }
+}
+
+double predicted_us(const std::string& out) {
+  const size_t at = out.find("predicted duration: ");
+  return at == std::string::npos ? -1 : std::stod(out.substr(at + 20));
+}
+
+// Back-to-back small copies into one SM land tma_copy_min_ns apart (native H100 probe: ~74 ns
+// whatever the size), and --timing replaces the table's value: with the table's 70 ns, eight 1 KiB
+// copies end at least 7 x 70 ns after one; with 0, their issue cadence (~18 ns each) sets the pace.
+TEST_F(CheckCommand, TimingOverrideReplacesATableValueAndSmallCopiesQueuePerSm) {
+  const std::string f = (fs::path(PIPESIM_SOURCE_DIR) / "scenarios" / "calibration" / "tma_queue.scn").string();
+  auto run = [&](int depth, int bytes, const char* timing) {
+    std::vector<std::string> args{"check", "-D", "DEPTH=" + std::to_string(depth), "-D", "BYTES=" + std::to_string(bytes), f};
+    if (timing) args.insert(args.begin() + 1, {"--timing", timing});
+    const CmdRun r = pipesim(tmp, args);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    return predicted_us(r.out) * 1e3;
+  };
+  EXPECT_GE(run(8, 1024, nullptr) - run(1, 1024, nullptr), 7 * 70.0 - 1.0);
+  EXPECT_LT(run(8, 1024, "tma_copy_min_ns=0") - run(1, 1024, "tma_copy_min_ns=0"), 7 * 35.0);
+  // Large copies are limited by the per-SM rate instead, so the minimum does not matter there.
+  EXPECT_NEAR(run(2, 65536, nullptr), run(2, 65536, "tma_copy_min_ns=0"), 1e-3);
+  EXPECT_GE(run(2, 65536, nullptr) - run(1, 65536, nullptr), 65536 / 180.0 - 1.0);
+}
+
 TEST_F(CheckCommand, JitterOutOfRangeExits2) {
   const CmdRun r = pipesim(tmp, {"check", "--jitter", "1", path_of("stale_wait_ok.scn")});
   EXPECT_EQ(r.code, 2) << r.out << r.err;

@@ -1,6 +1,8 @@
 #include "verify/check_command.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -31,8 +33,16 @@ struct Options {
   int explore = 0;            // extra jittered runs per scenario (race check)
   double explore_jitter = 0.3;
   bool interp_cost = false;   // time the device interpreter's run (crosscheck's model side)
+  std::vector<std::string> timing;  // NAME=VALUE over the architecture's timing table
 };
 
+// A whole string as a finite number ("400", "0.5"); false on anything else.
+bool parse_double(const std::string& text, double& out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && std::isfinite(out);
+}
 
 int run_check(const Options& o) {
   std::string error;
@@ -50,6 +60,23 @@ int run_check(const Options& o) {
   if (std::string bad; !parse_defines(o.defines, co.defines, bad)) {
     std::cerr << fmt::format("pipesim: error: -D {}: expected NAME=INTEGER\n", bad);
     return 2;
+  }
+  for (const std::string& t : o.timing) {
+    const size_t eq = t.find('=');
+    const std::string name = t.substr(0, eq);
+    model::Timing probe{};
+    if (eq == std::string::npos || !model::set_timing_field(probe, name, 0)) {
+      std::string names;
+      for (std::string_view n : model::timing_field_names()) names += fmt::format(" {}", n);
+      std::cerr << fmt::format("pipesim: error: --timing {}: expected NAME=VALUE with NAME one of:{}\n", t, names);
+      return 2;
+    }
+    double value = 0;
+    if (!parse_double(t.substr(eq + 1), value) || value < 0) {
+      std::cerr << fmt::format("pipesim: error: --timing {}: the value must be a number >= 0\n", t);
+      return 2;
+    }
+    co.run.timing_overrides.emplace_back(name, value);
   }
   if (!o.trace.empty() && files.size() != 1) {
     std::cerr << "pipesim: error: --trace writes one scenario's timeline; name exactly one file\n";
@@ -148,6 +175,9 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of one scenario")->type_name("FILE");
   c->add_flag("--interp-cost", o->interp_cost,
               "time the run as the device interpreter executes it on the H100 (its measured per-op cost added; what crosscheck compares)");
+  add_repeatable_option(*c, "--timing", o->timing,
+                        "what-if: set one field of the architecture's timing table, e.g. tma_latency_ns=400 (docs/calibration.md)")
+      ->type_name("NAME=VALUE");
   c->callback([o, &action] { action = [o] { return run_check(*o); }; });
   return c;
 }

@@ -68,6 +68,10 @@ if command -v nvcc >/dev/null; then
   # Native costs of the operations the calibration scenarios repeat (no interpreter): kernels/interp/opcost.cu.
   echo "== native operation costs (kernels/interp/opcost.cu)"
   nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a "$here/opcost.cu" -o /tmp/opcost && /tmp/opcost | tee "$out/opcost.txt"
+  # Native TMA probes (one SM's copy queue, every SM streaming, bursts, delivery in parts; ~5 s):
+  # tools/fit_tma_probe.py fits the per-copy constants of model/arch.cpp to case 1 of this output.
+  echo "== native TMA probes (kernels/interp/tmaprobe.cu)"
+  nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a "$here/tmaprobe.cu" -o /tmp/tmaprobe && /tmp/tmaprobe | tee "$out/tmaprobe.txt"
 fi
 if command -v cuobjdump >/dev/null; then
   # The interpreter's machine code (sm_90a), for reading its dispatch loop.
