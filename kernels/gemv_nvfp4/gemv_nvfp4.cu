@@ -154,6 +154,21 @@ constexpr unsigned kVecBytesPerElem = kSlotsPerUnit * 16 / 32;
 // Vector layout in shared memory: per 32-element unit j, kSlotsPerUnit 16-byte slots. f16 (4 slots):
 // slot q at 4j + (q ^ ((j >> 1) & 3)); int8 (2 slots): slot q at 2j + (q ^ ((j >> 2) & 1)); either way
 // 8 consecutive units read by a quarter warp hit distinct bank groups.
+// Row q and 32-byte block r within it of the n32-th 32-byte block of the stage: n32 / row_div by
+// the host's magic multiplier, whose quotient is at most one short (one correction step).
+struct RowPos {
+  unsigned q, r;
+};
+__device__ __forceinline__ RowPos row_of_block(unsigned n32, const Params& p) {
+  unsigned q = __umulhi(n32, p.row_magic);
+  unsigned r = n32 - q * p.row_div;
+  if (r >= p.row_div) {
+    ++q;
+    r -= p.row_div;
+  }
+  return {q, r};
+}
+
 __device__ __forceinline__ unsigned b_slot(unsigned j, unsigned q) {
   if constexpr (kSlotsPerUnit == 4) return 4 * j + (q ^ ((j >> 1) & 3));
   else return 2 * j + (q ^ ((j >> 2) & 1));
@@ -662,18 +677,9 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
           // steps by a constant. No per-lane row arithmetic, no segmented reductions.
           unsigned ub = cw * per_warp;
           if (ub < u_end) {
-            unsigned q, j0;
-            {
-              const unsigned o = rel + 16 * ub;  // a multiple of 512
-              const unsigned n32 = o >> 5;
-              q = __umulhi(n32, p.row_magic);
-              unsigned r = n32 - q * p.row_div;
-              if (r >= p.row_div) {
-                ++q;
-                r -= p.row_div;
-              }
-              j0 = 2 * r;
-            }
+            const RowPos at = row_of_block((rel + 16 * ub) >> 5, p);  // rel + 16 ub: a multiple of 512
+            unsigned q = at.q;
+            unsigned j0 = 2 * at.r;
             const unsigned upr = 2 * p.row_div;  // units per row, a multiple of 32
             // Lane pointers, stepped by one 512-byte step (32 units) at a time; the vector ones go back
             // to the row's start when the step crosses into the next row.
@@ -729,18 +735,9 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
           int row[kUnits];
           // Row and unit-within-row of unit ub + lane: o / row_bytes via o / 32 / row_div with one
           // correction step; the later units (32 units = 512 bytes further each) step from it.
-          unsigned q, jj;
-          {
-            const unsigned o = rel + 16 * (ub + lane);
-            const unsigned n32 = o >> 5;
-            q = __umulhi(n32, p.row_magic);
-            unsigned r = n32 - q * p.row_div;
-            if (r >= p.row_div) {
-              ++q;
-              r -= p.row_div;
-            }
-            jj = 2 * r + ((o >> 4) & 1);
-          }
+          const unsigned o = rel + 16 * (ub + lane);
+          const RowPos at = row_of_block(o >> 5, p);
+          unsigned q = at.q, jj = 2 * at.r + ((o >> 4) & 1);
           const unsigned upr = 2 * p.row_div;  // units per row
 #pragma unroll
           for (int i = 0; i < kUnits; ++i) {
