@@ -86,6 +86,20 @@ std::vector<uint16_t> run_and_fetch(DeviceInputs& dv, const std::function<GemvRe
   return out;
 }
 
+// Runs fn on dv's inputs and checks its output against ref: a launcher error is a failure named
+// `what`; otherwise the comparison is reported under `label`.
+void run_and_check(DeviceInputs& dv, const char* what, const char* label, const Shape& s, Dist d, uint64_t seed,
+                   const std::vector<double>& ref, const std::function<GemvResult(const GemvArgs&)>& fn) {
+  GemvResult r;
+  const std::vector<uint16_t> got = run_and_fetch(dv, fn, &r);
+  if (!r) {
+    std::printf("FAIL %s returned %s: %s\n", what, to_string(r.status), r.message.c_str());
+    ++failures;
+  } else {
+    report(label, s, d, seed, compare(got, ref));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,29 +133,16 @@ int main(int argc, char** argv) {
       std::vector<double> ref(static_cast<size_t>(s.l * s.m));
       gemv_reference_cpu(in.a.data(), in.sfa.data(), in.b.data(), in.sfb.data(), s.m, s.k, s.l, ref.data());
       dv.upload(in);
-      GemvResult r;
-      auto got = run_and_fetch(dv, [](const GemvArgs& x) { return gemv_nvfp4(x, nullptr); }, &r);
-      if (!r) {
-        std::printf("FAIL gemv_nvfp4 returned %s: %s\n", to_string(r.status), r.message.c_str());
-        ++failures;
-      } else {
-        report("tma(plan)", s, d, sd, compare(got, ref));
-      }
+      run_and_check(dv, "gemv_nvfp4", "tma(plan)", s, d, sd, ref, [](const GemvArgs& x) { return gemv_nvfp4(x, nullptr); });
       // Three launches in a row (the chunk counter must come back to 0 after each), then one on a
       // second stream (its own counter), all checked.
       if (d == Dist::kPublic) {
-        got = run_and_fetch(dv, [](const GemvArgs& x) {
+        run_and_check(dv, "gemv_nvfp4 x3", "tma(all chunks) x3", s, d, sd, ref, [](const GemvArgs& x) {
           for (int i = 0; i < 2; ++i)
             if (GemvResult e = gemv_nvfp4(x, nullptr, {.static_permille = 0}); !e) return e;
           return gemv_nvfp4(x, nullptr, {.static_permille = 0});
-        }, &r);
-        if (!r) {
-          std::printf("FAIL gemv_nvfp4 x3 returned %s: %s\n", to_string(r.status), r.message.c_str());
-          ++failures;
-        } else {
-          report("tma(all chunks) x3", s, d, sd, compare(got, ref));
-        }
-        got = run_and_fetch(dv, [](const GemvArgs& x) {
+        });
+        run_and_check(dv, "gemv_nvfp4 (stream)", "tma(plan, 2nd stream)", s, d, sd, ref, [](const GemvArgs& x) {
           static cudaStream_t st = [] {
             cudaStream_t q;
             GEMV_CUDA_CHECK(cudaStreamCreateWithFlags(&q, cudaStreamNonBlocking));
@@ -150,21 +151,10 @@ int main(int argc, char** argv) {
           GemvResult e = gemv_nvfp4(x, st);
           GEMV_CUDA_CHECK(cudaStreamSynchronize(st));
           return e;
-        }, &r);
-        if (!r) {
-          std::printf("FAIL gemv_nvfp4 (stream) returned %s: %s\n", to_string(r.status), r.message.c_str());
-          ++failures;
-        } else {
-          report("tma(plan, 2nd stream)", s, d, sd, compare(got, ref));
-        }
+        });
       }
-      got = run_and_fetch(dv, [](const GemvArgs& x) { return gemv_nvfp4_reference(x, nullptr); }, &r);
-      if (!r) {
-        std::printf("FAIL reference returned %s: %s\n", to_string(r.status), r.message.c_str());
-        ++failures;
-      } else {
-        report("reference", s, d, sd, compare(got, ref));
-      }
+      run_and_check(dv, "reference", "reference", s, d, sd, ref,
+                    [](const GemvArgs& x) { return gemv_nvfp4_reference(x, nullptr); });
       // Tight variants on the smaller shapes: tiny stages wrap the ring many times, cross batch
       // edges inside stages, and put row boundaries inside warps.
       if (s.l * s.m * s.k <= (int64_t{1} << 25)) {
@@ -181,18 +171,12 @@ int main(int argc, char** argv) {
             {.stage_a_bytes = 4096, .consumer_warps = 16, .max_stages = 4, .static_permille = 500,
              .chunk_bytes = 8192}};
         for (const GemvTuning& t : tight) {
-          got = run_and_fetch(dv, [&](const GemvArgs& x) { return gemv_nvfp4(x, nullptr, t); }, &r);
           char name[96];
           std::snprintf(name, sizeof name, "tma(%lldB,%dw,%dst,%dcta,%du,%d%%o,%lldc,%lldf)", (long long)t.stage_a_bytes,
                         t.consumer_warps, t.max_stages, t.ctas_per_sm ? t.ctas_per_sm : 1,
                         t.units_per_lane ? t.units_per_lane : 2, t.static_permille, (long long)t.chunk_bytes,
                         (long long)t.first_stage_bytes);
-          if (!r) {
-            std::printf("FAIL %s returned %s: %s\n", name, to_string(r.status), r.message.c_str());
-            ++failures;
-          } else {
-            report(name, s, d, sd, compare(got, ref));
-          }
+          run_and_check(dv, name, name, s, d, sd, ref, [&](const GemvArgs& x) { return gemv_nvfp4(x, nullptr, t); });
         }
       }
     }
@@ -267,14 +251,8 @@ int main(int argc, char** argv) {
       dv.upload(in);
       std::vector<double> ref(static_cast<size_t>(s.l * s.m));
       gemv_reference_cpu(in.a.data(), in.sfa.data(), in.b.data(), in.sfb.data(), s.m, s.k, s.l, ref.data());
-      GemvResult r;
-      auto got = run_and_fetch(dv, [](const GemvArgs& x) { return gemv_nvfp4(x, nullptr); }, &r);
-      if (!r) {
-        std::printf("FAIL gemv_nvfp4 after the watchdog returned %s: %s\n", to_string(r.status), r.message.c_str());
-        ++failures;
-      } else {
-        report("tma(plan) after watchdog", s, Dist::kNibbles, seed, compare(got, ref));
-      }
+      run_and_check(dv, "gemv_nvfp4 after the watchdog", "tma(plan) after watchdog", s, Dist::kNibbles, seed, ref,
+                    [](const GemvArgs& x) { return gemv_nvfp4(x, nullptr); });
       ++seed;
     }
     dv.release();
