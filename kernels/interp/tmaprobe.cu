@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <numeric>
 #include <tuple>
 #include <cstdlib>
 #include <vector>
