@@ -154,11 +154,11 @@ std::string mma_shape_error(MmaKind kind, int m, int n, int k, int cta_group) {
 }
 
 namespace {
-struct TimingField {
+struct NamedTimingField {
   std::string_view name;
-  double Timing::*field;
+  TimingField field;
 };
-constexpr TimingField kTimingFields[] = {
+constexpr NamedTimingField kTimingFields[] = {
     {"clock_ghz", &Timing::clock_ghz},
     {"hbm_bytes_per_ns", &Timing::hbm_bytes_per_ns},
     {"tma_latency_ns", &Timing::tma_latency_ns},
@@ -182,13 +182,10 @@ constexpr auto kTimingFieldNames = [] {
 }();
 }  // namespace
 
-bool set_timing_field(Timing& t, std::string_view name, double value) {
-  for (const TimingField& f : kTimingFields)
-    if (f.name == name) {
-      t.*f.field = value;
-      return true;
-    }
-  return false;
+TimingField find_timing_field(std::string_view name) {
+  for (const NamedTimingField& f : kTimingFields)
+    if (f.name == name) return f.field;
+  return nullptr;
 }
 
 std::span<const std::string_view> timing_field_names() { return kTimingFieldNames; }

@@ -49,8 +49,9 @@ struct Timing {
 };
 
 // The Timing fields by name ("tma_latency_ns" ...), for what-if runs and calibration experiments
-// (`pipesim check --timing NAME=VALUE`). Returns false when the name is unknown.
-bool set_timing_field(Timing& t, std::string_view name, double value);
+// (`pipesim check --timing NAME=VALUE`): nullptr when the name is unknown.
+using TimingField = double Timing::*;
+TimingField find_timing_field(std::string_view name);
 std::span<const std::string_view> timing_field_names();
 
 // What the device interpreter (kernels/interp) adds to the ops it runs, on the device it runs on.

@@ -194,7 +194,7 @@ class Engine {
  public:
   Engine(const Kernel& k, const RunOptions& o) : k_(k), o_(o), rng_(o.seed) {
     tm_ = k.arch->time;
-    for (const auto& [name, value] : o.timing_overrides) model::set_timing_field(tm_, name, value);
+    for (const auto& [field, value] : o.timing_overrides) tm_.*field = value;
     tm_.op_issue_ns *= o.issue_scale;
     tm_.tma_issue_ns *= o.issue_scale;
     tm_.mma_issue_ns *= o.issue_scale;

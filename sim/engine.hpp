@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -41,9 +40,8 @@ struct RunOptions {
   // Record model-only rules (sim::is_model_only) as warnings and go on as the hardware would.
   bool hardware_only = false;
   const Replay* replay = nullptr;
-  // Timing fields set over the architecture's table (what-if runs: `pipesim check --timing`);
-  // names as model::set_timing_field knows them, checked by the caller.
-  std::vector<std::pair<std::string, double>> timing_overrides;
+  // Timing fields set over the architecture's table (what-if runs: `pipesim check --timing`).
+  std::vector<std::pair<model::TimingField, double>> timing_overrides;
 };
 
 // The model timing the device interpreter's run of a scenario, as `pipesim crosscheck` compares it

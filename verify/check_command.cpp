@@ -63,9 +63,8 @@ int run_check(const Options& o) {
   }
   for (const std::string& t : o.timing) {
     const size_t eq = t.find('=');
-    const std::string name = t.substr(0, eq);
-    model::Timing probe{};
-    if (eq == std::string::npos || !model::set_timing_field(probe, name, 0)) {
+    const model::TimingField field = eq == std::string::npos ? nullptr : model::find_timing_field(t.substr(0, eq));
+    if (!field) {
       std::string names;
       for (std::string_view n : model::timing_field_names()) names += fmt::format(" {}", n);
       std::cerr << fmt::format("pipesim: error: --timing {}: expected NAME=VALUE with NAME one of:{}\n", t, names);
@@ -76,7 +75,7 @@ int run_check(const Options& o) {
       std::cerr << fmt::format("pipesim: error: --timing {}: the value must be a number >= 0\n", t);
       return 2;
     }
-    co.run.timing_overrides.emplace_back(name, value);
+    co.run.timing_overrides.emplace_back(field, value);
   }
   if (!o.trace.empty() && files.size() != 1) {
     std::cerr << "pipesim: error: --trace writes one scenario's timeline; name exactly one file\n";
