@@ -8,7 +8,7 @@ namespace {
 // Hopper timing (docs/calibration.md). hbm_bytes_per_ns is measured on the H100 through the device
 // interpreter (132 CTAs streaming 32 KiB TMA loads, 2026-11-21; native streams agree within 1-5 %);
 // the per-copy TMA constants and the wake, arrive and barrier costs come from native probes
-// (kernels/interp/tmaprobe.cu, opcost.cu). Not modelled: the DRAM's loaded latency (calibration page).
+// (kernels/interp/tmaprobe.cu, opcost.cu), the DRAM's loaded latency from the same probe's streams.
 constexpr Timing kHopperTiming{
     .clock_ghz = 1.98,
     .hbm_bytes_per_ns = 3180.0,  // measured: 132 x 32 KiB per 1360 ns (tma_bandwidth.scn slope)
@@ -22,6 +22,14 @@ constexpr Timing kHopperTiming{
     .tma_issue_ns = 10.0,
     .sm_copy_bytes_per_ns = 180.0,
     .tma_copy_min_ns = 70.0,
+    // Loaded latency: with 132 SMs streaming (native probe case 2a, 45 rings of 33..132 SMs x 1..12
+    // copies of 4..32 KiB) the round trip grows with the bytes in flight device-wide long before the
+    // DRAM saturates (838 ns at 2 MiB against 550 ns alone). Fitted through the model with
+    // tools/fit_tma_probe.py --ring: mean |GB/s model/device - 1| 4.1 % (10.6 % without the term),
+    // 3.9 % (10.1 %) on the probe's second run; the burst rows (case 2b) are unchanged.
+    .dram_loaded_knee_mib = 0.6,
+    .dram_loaded_ns_per_mib = 225.0,
+    .dram_loaded_max_ns = 1000.0,
     .smem_bytes_per_ns = 128.0 * 1.98,
     .op_issue_ns = 4.0,          // native mbarrier.arrive loop: 3.4 - 5.9 ns
     .mbarrier_wake_ns = 55.0,    // native hand-over, whole-warp try_wait: 58.6 ns - issue (lane-0 waits: 203 ns)
@@ -166,6 +174,9 @@ constexpr NamedTimingField kTimingFields[] = {
     {"tma_issue_ns", &Timing::tma_issue_ns},
     {"sm_copy_bytes_per_ns", &Timing::sm_copy_bytes_per_ns},
     {"tma_copy_min_ns", &Timing::tma_copy_min_ns},
+    {"dram_loaded_knee_mib", &Timing::dram_loaded_knee_mib},
+    {"dram_loaded_ns_per_mib", &Timing::dram_loaded_ns_per_mib},
+    {"dram_loaded_max_ns", &Timing::dram_loaded_max_ns},
     {"smem_bytes_per_ns", &Timing::smem_bytes_per_ns},
     {"op_issue_ns", &Timing::op_issue_ns},
     {"mbarrier_wake_ns", &Timing::mbarrier_wake_ns},

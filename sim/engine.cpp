@@ -877,11 +877,14 @@ class Engine {
     if (op.b < 0 || (op.b >> csize_) != 0 || ((op.flags & kFlagMulticast) && op.b == 0))
       return fault("bad_operand", &w, op.site, "multicast mask " + std::to_string(op.b) + (op.b == 0 ? " names no CTA" : " names ranks outside a cluster of " + std::to_string(csize_)));
     const uint32_t s = slot(op.bar);
-    const double start = std::max(now_ + jit(tm_.tma_issue_ns), hbm_free_);
+    const double issued = now_ + jit(tm_.tma_issue_ns);
+    const double start = std::max(issued, hbm_free_);
     hbm_free_ = start + static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
     dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
     const double dram_done = hbm_free_;
-    const double latency = jit(tm_.tma_latency_ns);
+    // The loaded latency is queueing too: what the DRAM queue already made this copy wait counts
+    // toward it, so in a burst (queue full) it adds nothing and in a partly loaded stream it adds all.
+    const double latency = jit(tm_.tma_latency_ns) + std::max(0.0, loaded_latency(op.a) - (start - issued));
     double land_at = dram_done + latency;  // the latest landing of this copy, for the trace
     const int base = cluster_of(w.cta) * csize_;
     for (int r = 0; r < csize_; ++r) {
@@ -920,8 +923,23 @@ class Engine {
       push(at, EventKind::TxLand, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, op.a,
            dc.bars[s].completed);
     }
+    if (loaded_tracked()) dram_inflight_.push({land_at, op.a});
     if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, land_at, op.site, "tma " + std::to_string(op.a) + " B -> " + bar_name(s), false});
     push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
+  }
+
+  // Loaded DRAM latency (Timing::dram_loaded_*): the bytes of copies issued and not yet landed,
+  // device-wide, this copy's included. A multicast copy is read once and counts once.
+  bool loaded_tracked() const { return tm_.dram_loaded_ns_per_mib > 0; }
+  double loaded_latency(int64_t bytes) {
+    if (!loaded_tracked()) return 0;
+    while (!dram_inflight_.empty() && dram_inflight_.top().first <= now_) {
+      dram_inflight_bytes_ -= dram_inflight_.top().second;
+      dram_inflight_.pop();
+    }
+    dram_inflight_bytes_ += bytes;
+    const double mib = static_cast<double>(dram_inflight_bytes_) / (1024.0 * 1024.0);
+    return std::min(tm_.dram_loaded_max_ns, tm_.dram_loaded_ns_per_mib * std::max(0.0, mib - tm_.dram_loaded_knee_mib));
   }
 
   void do_named(WarpRt& w, uint32_t id) {
@@ -1215,6 +1233,10 @@ class Engine {
   uint64_t seq_ = 0;
   double now_ = 0;
   double hbm_free_ = 0;
+  // Copies in flight for the loaded latency: (landing time, bytes), earliest landing on top.
+  using InflightCopy = std::pair<double, int64_t>;
+  std::priority_queue<InflightCopy, std::vector<InflightCopy>, std::greater<>> dram_inflight_;
+  int64_t dram_inflight_bytes_ = 0;
   bool fatal_ = false;
   bool overshoot_warned_ = false;
   uint32_t slots_ = 0;

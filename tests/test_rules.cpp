@@ -524,6 +524,29 @@ TEST_F(CheckCommand, TimingOverrideReplacesATableValueAndSmallCopiesQueuePerSm) 
   EXPECT_GE(run(2, 65536, nullptr) - run(1, 65536, nullptr), 65536 / 180.0 - 1.0);
 }
 
+// Loaded DRAM latency (native H100 probe, case 2a): with many copies in flight device-wide the
+// round trip grows before the DRAM saturates, so a ring with 2 MiB in flight streams ~25 % slower
+// than the queue alone allows; below the knee (0.5 MiB) it changes nothing; and in a burst the
+// DRAM queue's own wait already covers it (the two do not add).
+TEST_F(CheckCommand, LoadedDramLatencySlowsPartlyLoadedStreamsButNotBursts) {
+  const fs::path cal = fs::path(PIPESIM_SOURCE_DIR) / "scenarios" / "calibration";
+  auto run = [&](const std::string& scn, std::vector<std::string> defs, bool loaded) {
+    std::vector<std::string> args{"check"};
+    if (!loaded) args.insert(args.end(), {"--timing", "dram_loaded_ns_per_mib=0"});
+    for (auto& d : defs) args.insert(args.end(), {"-D", d});
+    args.push_back((cal / scn).string());
+    const CmdRun r = pipesim(tmp, args);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    return predicted_us(r.out);
+  };
+  const std::vector<std::string> ring2mib{"CTAS=132", "DEPTH=1", "BYTES=16384", "PER_CTA=62"};
+  EXPECT_GT(run("tma_ring.scn", ring2mib, true), 1.2 * run("tma_ring.scn", ring2mib, false));
+  const std::vector<std::string> ring_half_mib{"CTAS=33", "DEPTH=1", "BYTES=16384", "PER_CTA=62"};
+  EXPECT_NEAR(run("tma_ring.scn", ring_half_mib, true), run("tma_ring.scn", ring_half_mib, false), 1e-6);
+  const std::vector<std::string> burst{"CTAS=128", "COPIES=4", "BYTES=32768"};
+  EXPECT_NEAR(run("tma_burst.scn", burst, true), run("tma_burst.scn", burst, false), 1e-6);
+}
+
 TEST_F(CheckCommand, JitterOutOfRangeExits2) {
   const CmdRun r = pipesim(tmp, {"check", "--jitter", "1", path_of("stale_wait_ok.scn")});
   EXPECT_EQ(r.code, 2) << r.out << r.err;

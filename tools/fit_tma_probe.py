@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Fit the model's per-copy TMA constants to case 1 of the native probe (kernels/interp/tmaprobe.cu).
+"""Fit the model's TMA constants to the native probe (kernels/interp/tmaprobe.cu).
 
-  tools/fit_tma_probe.py PIPESIM TMAPROBE_OUTPUT
+  tools/fit_tma_probe.py PIPESIM TMAPROBE_OUTPUT          # case 1: the per-copy constants
+  tools/fit_tma_probe.py --ring PIPESIM TMAPROBE_OUTPUT [NAME=VALUE ...]
+                                # case 2a: the loaded DRAM latency (fitted, or judged at NAME=VALUE)
 
 Runs scenarios/calibration/tma_queue.scn on the model for every (bytes, depth) row the probe printed,
 over a grid of (tma_latency_ns, sm_copy_bytes_per_ns, tma_copy_min_ns) set with `pipesim check
@@ -47,10 +49,82 @@ def main():
         if best is None or err < best[0]:
             best = (err, timing)
     err, timing = best
-    print(f'best: {timing}  mean |model/device - 1| = {err:.4f} over {len(data)} rows')
+    print(f'{"at" if fixed else "best"}: {timing}  mean |model/device - 1| = {err:.4f} over {len(data)} rows')
     print(f'{"bytes":>8} {"depth":>6} {"first model/device":>22} {"last model/device":>22}')
     for b, d, first, last in data:
         f, l = model(pipesim, b, d, timing, trace)
         print(f'{b:8d} {d:6d} {f:9.0f} / {first:6.0f} {100*(f/first-1):+5.1f}% {l:9.0f} / {last:6.0f} {100*(l/last-1):+5.1f}%')
 
-main()
+def ring_rows(path):
+    """Case 2a rows (bytes, depth, ctas, GB/s, round trip ns). Rows whose round trip per copy in the ring is
+    under 200 ns are left out: there the probe's own wait-and-reissue loop (~190 ns a copy) sets the pace."""
+    out, on = [], False
+    for line in open(path):
+        if line.startswith('== 2a'):
+            on = True
+        elif line.startswith('== '):
+            on = False
+        m = on and re.match(r'\s+(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+([\d.]+)\s+([\d.]+)', line)
+        if m and float(m[5]) / int(m[2]) >= 200:
+            out.append((int(m[1]), int(m[2]), int(m[3]), float(m[4]), float(m[5])))
+    return out
+
+def ring_model(pipesim, b, d, ctas, timing):
+    per_cta = (128 << 20) // (ctas * b)  # the probe's 128 MiB per launch
+    args = [pipesim, 'check', '--json', '-D', f'BYTES={b}', '-D', f'DEPTH={d}', '-D', f'CTAS={ctas}',
+            '-D', f'PER_CTA={per_cta}', 'scenarios/calibration/tma_ring.scn']
+    for k, v in timing.items():
+        args += ['--timing', f'{k}={v}']
+    r = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)['results'][0]
+    return ctas * per_cta * b / r['predicted_ns']  # GB/s
+
+def ring_main(pipesim, probe, fixed):
+    data = ring_rows(probe)
+    best = None
+    if fixed:
+        timing = dict((k, float(v)) for k, v in (a.split('=') for a in fixed))
+        best = (sum(abs(ring_model(pipesim, b, d, c, timing) / g - 1) for b, d, c, g, _ in data) / len(data), timing)
+    off = {'dram_loaded_ns_per_mib': 0}
+    err = sum(abs(ring_model(pipesim, b, d, c, off) / g - 1) for b, d, c, g, _ in data) / len(data)
+    print(f'loaded latency off: mean |model/device - 1| of GB/s = {err:.4f}')
+    for knee, slope, cap in [] if fixed else itertools.product((0.3, 0.4, 0.5, 0.6, 0.7, 0.8), (150, 200, 225, 250, 300), (500, 700, 1000, 1500, 1e9)):
+        timing = {'dram_loaded_knee_mib': knee, 'dram_loaded_ns_per_mib': slope, 'dram_loaded_max_ns': cap}
+        err = sum(abs(ring_model(pipesim, b, d, c, timing) / g - 1) for b, d, c, g, _ in data) / len(data)
+        if best is None or err < best[0]:
+            best = (err, timing)
+    err, timing = best
+    print(f'{"at" if fixed else "best"}: {timing}  mean |model/device - 1| of GB/s = {err:.4f} over {len(data)} rows')
+    print(f'{"bytes":>8} {"depth":>6} {"SMs":>5} {"MiB in flight":>14} {"GB/s model / device":>24}')
+    for b, d, c, g, _ in data:
+        m = ring_model(pipesim, b, d, c, timing)
+        print(f'{b:8d} {d:6d} {c:5d} {b * d * c / 2**20:14.2f} {m:11.0f} / {g:6.0f} {100*(m/g-1):+5.1f}%')
+    burst_check(pipesim, probe, timing)
+
+def burst_rows(path):
+    """Case 2b rows (bytes, copies per CTA, ctas, last end ns)."""
+    out, on = [], False
+    for line in open(path):
+        if line.startswith('== 2b'):
+            on = True
+        elif line.startswith('== '):
+            on = False
+        m = on and re.match(r'\s+(\d+)\s+(\d+)\s+(\d+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+([\d.]+)', line)
+        if m:
+            out.append((int(m[1]), int(m[2]), int(m[3]), float(m[4])))
+    return out
+
+def burst_check(pipesim, probe, timing):
+    """Held out: case 2b through scenarios/calibration/tma_burst.scn at the fitted point."""
+    print(f'held out, case 2b bursts: {"bytes":>8} {"copies":>6} {"CTAs":>5} {"last landing model / device":>30}')
+    for b, d, c, last in burst_rows(probe):
+        args = [pipesim, 'check', '--json', '-D', f'BYTES={b}', '-D', f'COPIES={d}', '-D', f'CTAS={c}',
+                'scenarios/calibration/tma_burst.scn']
+        for k, v in timing.items():
+            args += ['--timing', f'{k}={v}']
+        m = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)['results'][0]['predicted_ns']
+        print(f'{"":27} {b:8d} {d:6d} {c:5d} {m:17.0f} / {last:6.0f} {100*(m/last-1):+5.1f}%')
+
+if sys.argv[1] == '--ring':
+    ring_main(sys.argv[2], sys.argv[3], sys.argv[4:])
+else:
+    main()
