@@ -1087,8 +1087,10 @@ class Engine {
     // would take tx past zero, the phase completes on the part that reaches zero and the rest lands
     // in the next phase. Seen on the H100 for over-delivering copies in some runs and not in others,
     // so the interleaving search (jitter) takes it with probability 1/2; the fixed run lands whole.
+    // Parts end only at multiples of 32 bytes, never at 32 (native probe, case 3): a crossing
+    // anywhere else cannot complete the phase early.
     if (o_.jitter > 0 && b.initialised && b.completed == e.phase && b.pending == 0 && b.tx > 0 && b.tx < e.value &&
-        b.tx % 16 == 0 && (rng_() & 1)) {
+        b.tx % 32 == 0 && b.tx != 32 && (rng_() & 1)) {
       const int64_t rest = e.value - b.tx;
       ++ct.tma_inflight;
       push(now_ + 1.0, EventKind::TxLand, e.target, e.slot, e.site, e.from_warp, OpKind::CompleteTx, rest, e.phase);

@@ -170,6 +170,23 @@ TEST(Explore, FindsBothOutcomesOfARace) {
   EXPECT_TRUE(e.outcomes.count("error assertion"));
 }
 
+// TMA delivery in parts (docs/semantics.md; native H100 probe, case 3): an over-delivering copy can
+// complete a phase early only where one of its parts ends, and parts end at multiples of 32 bytes,
+// never at 32 itself. So with expect_tx 4096 or 64 and one 8192-byte copy both outcomes are reached
+// under jitter; at 4112 (an odd multiple of 16) or 32 the phase can only overshoot and hang.
+TEST(Explore, AnOverDeliveringCopyCompletesEarlyOnlyWhereA32BytePartEnds) {
+  for (const int expect : {4096, 64, 4112, 32}) {
+    const std::string text = "kernel parts on sm_90a\nlaunch ctas = 1, threads = 32\nbarrier b count = 1\nrole p warp 0:\n"
+                             "  arrive_expect_tx b bytes = " + std::to_string(expect) +
+                             "\n  tma b bytes = 8192\n  wait b parity = 0\nexpect hang\n";
+    const CheckResult r = check_text("parts.scn", text, {});
+    ASSERT_FALSE(r.bad_input) << r.diagnostic;
+    const Exploration e = explore(r.kernel, {}, 32, 0.3);
+    EXPECT_TRUE(e.outcomes.count("hang")) << expect;
+    EXPECT_EQ(e.outcomes.count("error early_completion"), expect % 32 == 0 && expect != 32 ? 1u : 0u) << expect;
+  }
+}
+
 TEST(Explore, ADeterministicProtocolHasOneOutcome) {
   const Prepared p = prepare("hopper/ws_gemm.scn");
   const Exploration e = explore(p.check.kernel, {}, 4, 0.5);
