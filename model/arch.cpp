@@ -30,6 +30,9 @@ constexpr Timing kHopperTiming{
     .dram_loaded_knee_mib = 0.6,
     .dram_loaded_ns_per_mib = 225.0,
     .dram_loaded_max_ns = 1000.0,
+    // Copies do not land in issue order: in bug 11's device trace one CTA's four copies land 1.4-2 us
+    // apart, a straggler up to 5 us late; the native burst probe (case 2b) spreads CTA ends by 1 us.
+    .tma_straggler_ns = 2000.0,
     .smem_bytes_per_ns = 128.0 * 1.98,
     .op_issue_ns = 4.0,          // native mbarrier.arrive loop: 3.4 - 5.9 ns
     .mbarrier_wake_ns = 55.0,    // native hand-over, whole-warp try_wait: 58.6 ns - issue (lane-0 waits: 203 ns)
@@ -177,6 +180,7 @@ constexpr NamedTimingField kTimingFields[] = {
     {"dram_loaded_knee_mib", &Timing::dram_loaded_knee_mib},
     {"dram_loaded_ns_per_mib", &Timing::dram_loaded_ns_per_mib},
     {"dram_loaded_max_ns", &Timing::dram_loaded_max_ns},
+    {"tma_straggler_ns", &Timing::tma_straggler_ns},
     {"smem_bytes_per_ns", &Timing::smem_bytes_per_ns},
     {"op_issue_ns", &Timing::op_issue_ns},
     {"mbarrier_wake_ns", &Timing::mbarrier_wake_ns},

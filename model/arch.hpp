@@ -42,6 +42,7 @@ struct Timing {
   double dram_loaded_knee_mib = 0;
   double dram_loaded_ns_per_mib = 0;  // 0: latency independent of load
   double dram_loaded_max_ns = 0;
+  double tma_straggler_ns = 0;      // interleaving search only: how late a straggling copy may land
   double smem_bytes_per_ns = 0;     // per SM, what a bulk store reads out of smem
   double op_issue_ns = 0;           // any other instruction's cost to its warp
   double mbarrier_wake_ns = 0;      // phase flip to waiter resumed

@@ -243,6 +243,12 @@ class Engine {
     std::uniform_real_distribution<double> d(-o_.jitter, o_.jitter);
     return ns * (1.0 + d(rng_));
   }
+  // Under jitter only: one copy in eight lands up to tma_straggler_ns late, so copies to one barrier
+  // may land out of issue order, as the DRAM serves them on silicon (docs/semantics.md).
+  double straggle() {
+    if (o_.jitter <= 0 || tm_.tma_straggler_ns <= 0 || rng_() % 8 != 0) return 0;
+    return std::uniform_real_distribution<double>(0, tm_.tma_straggler_ns)(rng_);
+  }
   CtaRt& cta(int c) { return ctas_[static_cast<size_t>(c)]; }
   const CtaRt& cta(int c) const { return ctas_[static_cast<size_t>(c)]; }
   int cluster_of(int c) const { return c / csize_; }
@@ -915,7 +921,7 @@ class Engine {
                        std::max(tm_.tma_copy_min_ns, static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns);
         at = std::max(at, sm.copy_free);
       }
-      at += latency;
+      at += latency + straggle();
       land_at = std::max(land_at, at);
       ++dc.tma_inflight;
       dc.inflight_site = op.site;

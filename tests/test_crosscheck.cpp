@@ -187,6 +187,28 @@ TEST(Explore, AnOverDeliveringCopyCompletesEarlyOnlyWhereA32BytePartEnds) {
   }
 }
 
+// Copies to one barrier need not land in issue order (a straggler on silicon: bug 11's device trace).
+// Expect 8192, then copies of 8192 and (400 ns later) 4096: in order the first completes the phase
+// exactly and the second lands early_completion; if the second lands first, tx crosses zero inside the first, which
+// completes early or overshoots and hangs. Only the interleaving search with stragglers reaches the hang.
+TEST(Explore, AStragglingCopyLandsOutOfIssueOrder) {
+  const CheckResult r = check_text("order.scn",
+                                   "kernel order on sm_90a\nlaunch ctas = 1, threads = 32\nbarrier b count = 1\nrole p warp 0:\n"
+                                   "  arrive_expect_tx b bytes = 8192\n  tma b bytes = 8192\n  compute 400 ns\n"
+                                   "  tma b bytes = 4096\n  wait b parity = 0\n  compute 5 us\nexpect hang\n",
+                                   {});
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  EXPECT_EQ(outcome_text(r.result), "error early_completion");
+  EXPECT_TRUE(explore(r.kernel, {}, 256, 0.3).outcomes.count("hang"));
+  // Without stragglers the 400 ns between the copies outlasts the latency jitter: never out of order.
+  // (ok: the first copy landed before the second was issued, so the second counts in phase 1.)
+  sim::RunOptions in_order;
+  in_order.timing_overrides = {{&model::Timing::tma_straggler_ns, 0.0}};
+  const Exploration e = explore(r.kernel, in_order, 256, 0.3);
+  EXPECT_FALSE(e.outcomes.count("hang"));
+  EXPECT_TRUE(e.outcomes.count("error early_completion"));
+}
+
 TEST(Explore, ADeterministicProtocolHasOneOutcome) {
   const Prepared p = prepare("hopper/ws_gemm.scn");
   const Exploration e = explore(p.check.kernel, {}, 4, 0.5);
