@@ -6,8 +6,8 @@
 #   kernels/interp/run_device.sh --stage DIR      # here (no GPU needed): build pipesim with CUDA into
 #                                                 # build-xc and copy it (+ libfmt) into DIR
 #   kernels/interp/run_device.sh [--bin DIR] [--random N] [--seed S] [--quick] [--calib]   # on the GPU machine
-#     --seed: the random batch's `pipesim generate --seed` (default 1; another seed is a batch the
-#     model's constants were never fitted to)
+#     --seed: the random batch's `pipesim generate --seed` (default 1; batches of different seeds share
+#     no protocol since 2026-11-21 session 5: before, seed S + 1 was seed S shifted by one)
 #     --quick: no random batch, no rule/bug scenarios; --calib: calibration and ws_gemm only (and the
 #     interpreter's SASS when cuobjdump is there)
 #
