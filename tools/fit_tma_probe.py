@@ -55,16 +55,21 @@ def main():
         f, l = model(pipesim, b, d, timing, trace)
         print(f'{b:8d} {d:6d} {f:9.0f} / {first:6.0f} {100*(f/first-1):+5.1f}% {l:9.0f} / {last:6.0f} {100*(l/last-1):+5.1f}%')
 
+def section(path, header):
+    """The lines of the probe output's section that starts with `header` ("== 2a", ...)."""
+    on = False
+    for line in open(path):
+        if line.startswith('== '):
+            on = line.startswith(header)
+        elif on:
+            yield line
+
 def ring_rows(path):
     """Case 2a rows (bytes, depth, ctas, GB/s, round trip ns). Rows whose round trip per copy in the ring is
     under 200 ns are left out: there the probe's own wait-and-reissue loop (~190 ns a copy) sets the pace."""
-    out, on = [], False
-    for line in open(path):
-        if line.startswith('== 2a'):
-            on = True
-        elif line.startswith('== '):
-            on = False
-        m = on and re.match(r'\s+(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+([\d.]+)\s+([\d.]+)', line)
+    out = []
+    for line in section(path, '== 2a'):
+        m = re.match(r'\s+(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+([\d.]+)\s+([\d.]+)', line)
         if m and float(m[5]) / int(m[2]) >= 200:
             out.append((int(m[1]), int(m[2]), int(m[3]), float(m[4]), float(m[5])))
     return out
@@ -102,13 +107,9 @@ def ring_main(pipesim, probe, fixed):
 
 def burst_rows(path):
     """Case 2b rows (bytes, copies per CTA, ctas, last end ns)."""
-    out, on = [], False
-    for line in open(path):
-        if line.startswith('== 2b'):
-            on = True
-        elif line.startswith('== '):
-            on = False
-        m = on and re.match(r'\s+(\d+)\s+(\d+)\s+(\d+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+([\d.]+)', line)
+    out = []
+    for line in section(path, '== 2b'):
+        m = re.match(r'\s+(\d+)\s+(\d+)\s+(\d+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+([\d.]+)', line)
         if m:
             out.append((int(m[1]), int(m[2]), int(m[3]), float(m[4])))
     return out
