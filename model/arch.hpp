@@ -37,8 +37,8 @@ struct Timing {
   double sm_copy_bytes_per_ns = 0;  // what one SM takes in from bulk copies (0: no per-SM limit)
   double tma_copy_min_ns = 0;       // the least time one copy holds its SM's copy queue (small copies)
   // Loaded DRAM latency: a copy issued while B MiB of copies are in flight device-wide (itself
-  // included) lands min(dram_loaded_max_ns, dram_loaded_ns_per_mib * max(0, B - dram_loaded_knee_mib))
-  // later than its SM's queue alone would let it, unless the DRAM queue already holds it back longer.
+  // included) lands L = min(dram_loaded_max_ns, dram_loaded_ns_per_mib * max(0, B - dram_loaded_knee_mib))
+  // later, less the time the DRAM queue already held it (so a full queue adds nothing more).
   double dram_loaded_knee_mib = 0;
   double dram_loaded_ns_per_mib = 0;  // 0: latency independent of load
   double dram_loaded_max_ns = 0;

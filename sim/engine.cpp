@@ -929,13 +929,17 @@ class Engine {
       push(at, EventKind::TxLand, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, op.a,
            dc.bars[s].completed);
     }
-    if (loaded_tracked()) dram_inflight_.push({land_at, op.a});
+    if (loaded_tracked()) {
+      dram_inflight_.push({land_at, op.a});
+      dram_inflight_bytes_ += op.a;
+    }
     if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, land_at, op.site, "tma " + std::to_string(op.a) + " B -> " + bar_name(s), false});
     push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
   }
 
-  // Loaded DRAM latency (Timing::dram_loaded_*): the bytes of copies issued and not yet landed,
-  // device-wide, this copy's included. A multicast copy is read once and counts once.
+  // Loaded DRAM latency (Timing::dram_loaded_*) of a copy of `bytes` issued now: from the bytes of
+  // copies issued and not yet landed, device-wide, this copy's included. do_tma records each copy
+  // once it knows its landing (a multicast copy is read once and counts once); landed ones drop here.
   bool loaded_tracked() const { return tm_.dram_loaded_ns_per_mib > 0; }
   double loaded_latency(int64_t bytes) {
     if (!loaded_tracked()) return 0;
@@ -943,8 +947,7 @@ class Engine {
       dram_inflight_bytes_ -= dram_inflight_.top().second;
       dram_inflight_.pop();
     }
-    dram_inflight_bytes_ += bytes;
-    const double mib = static_cast<double>(dram_inflight_bytes_) / (1024.0 * 1024.0);
+    const double mib = static_cast<double>(dram_inflight_bytes_ + bytes) / (1024.0 * 1024.0);
     return std::min(tm_.dram_loaded_max_ns, tm_.dram_loaded_ns_per_mib * std::max(0.0, mib - tm_.dram_loaded_knee_mib));
   }
 
