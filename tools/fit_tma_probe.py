@@ -13,21 +13,39 @@ from the kernel's start (its first issue comes a few ns later), so both read the
 """
 import itertools, json, re, subprocess, sys, tempfile, os
 
-def rows(path):
-    out = []
+def section(path, header):
+    """The lines of the probe output's section that starts with `header` ("== 2a", ...)."""
+    on = False
     for line in open(path):
-        if line.startswith('== 2'):
-            break
+        if line.startswith('== '):
+            on = line.startswith(header)
+        elif on:
+            yield line
+
+def rows(path):
+    """Case 1 rows (bytes, depth, first ns, last ns)."""
+    out = []
+    for line in section(path, '== 1'):
         m = re.match(r'\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)', line)
         if m:
             out.append((int(m[1]), int(m[2]), float(m[4]), float(m[5])))
     return out
 
-def model(pipesim, b, d, timing, trace):
-    args = [pipesim, 'check', '-D', f'BYTES={b}', '-D', f'DEPTH={d}', '--trace', trace,
-            'scenarios/calibration/tma_queue.scn']
+def check_args(pipesim, scenario, defs, timing, *extra):
+    """`pipesim check` of a calibration scenario with -D NAME=VALUE for defs and --timing for timing."""
+    args = [pipesim, 'check', *extra]
+    for k, v in defs.items():
+        args += ['-D', f'{k}={v}']
     for k, v in timing.items():
         args += ['--timing', f'{k}={v}']
+    return args + [f'scenarios/calibration/{scenario}']
+
+def predicted_ns(pipesim, scenario, defs, timing):
+    out = subprocess.run(check_args(pipesim, scenario, defs, timing, '--json'), check=True, capture_output=True, text=True).stdout
+    return json.loads(out)['results'][0]['predicted_ns']
+
+def model(pipesim, b, d, timing, trace):
+    args = check_args(pipesim, 'tma_queue.scn', {'BYTES': b, 'DEPTH': d}, timing, '--trace', trace)
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
     ev = json.load(open(trace))
     ev = ev['traceEvents'] if isinstance(ev, dict) else ev
@@ -49,20 +67,11 @@ def main():
         if best is None or err < best[0]:
             best = (err, timing)
     err, timing = best
-    print(f'{"at" if fixed else "best"}: {timing}  mean |model/device - 1| = {err:.4f} over {len(data)} rows')
+    print(f'best: {timing}  mean |model/device - 1| = {err:.4f} over {len(data)} rows')
     print(f'{"bytes":>8} {"depth":>6} {"first model/device":>22} {"last model/device":>22}')
     for b, d, first, last in data:
         f, l = model(pipesim, b, d, timing, trace)
         print(f'{b:8d} {d:6d} {f:9.0f} / {first:6.0f} {100*(f/first-1):+5.1f}% {l:9.0f} / {last:6.0f} {100*(l/last-1):+5.1f}%')
-
-def section(path, header):
-    """The lines of the probe output's section that starts with `header` ("== 2a", ...)."""
-    on = False
-    for line in open(path):
-        if line.startswith('== '):
-            on = line.startswith(header)
-        elif on:
-            yield line
 
 def ring_rows(path):
     """Case 2a rows (bytes, depth, ctas, GB/s, round trip ns). Rows whose round trip per copy in the ring is
@@ -76,28 +85,21 @@ def ring_rows(path):
 
 def ring_model(pipesim, b, d, ctas, timing):
     per_cta = (128 << 20) // (ctas * b)  # the probe's 128 MiB per launch
-    args = [pipesim, 'check', '--json', '-D', f'BYTES={b}', '-D', f'DEPTH={d}', '-D', f'CTAS={ctas}',
-            '-D', f'PER_CTA={per_cta}', 'scenarios/calibration/tma_ring.scn']
-    for k, v in timing.items():
-        args += ['--timing', f'{k}={v}']
-    r = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)['results'][0]
-    return ctas * per_cta * b / r['predicted_ns']  # GB/s
+    ns = predicted_ns(pipesim, 'tma_ring.scn', {'BYTES': b, 'DEPTH': d, 'CTAS': ctas, 'PER_CTA': per_cta}, timing)
+    return ctas * per_cta * b / ns  # GB/s
 
 def ring_main(pipesim, probe, fixed):
     data = ring_rows(probe)
-    best = None
+    def score(timing):
+        return sum(abs(ring_model(pipesim, b, d, c, timing) / g - 1) for b, d, c, g, _ in data) / len(data)
+    print(f'loaded latency off: mean |model/device - 1| of GB/s = {score({"dram_loaded_ns_per_mib": 0}):.4f}')
     if fixed:
         timing = dict((k, float(v)) for k, v in (a.split('=') for a in fixed))
-        best = (sum(abs(ring_model(pipesim, b, d, c, timing) / g - 1) for b, d, c, g, _ in data) / len(data), timing)
-    off = {'dram_loaded_ns_per_mib': 0}
-    err = sum(abs(ring_model(pipesim, b, d, c, off) / g - 1) for b, d, c, g, _ in data) / len(data)
-    print(f'loaded latency off: mean |model/device - 1| of GB/s = {err:.4f}')
-    for knee, slope, cap in [] if fixed else itertools.product((0.3, 0.4, 0.5, 0.6, 0.7, 0.8), (150, 200, 225, 250, 300), (500, 700, 1000, 1500, 1e9)):
-        timing = {'dram_loaded_knee_mib': knee, 'dram_loaded_ns_per_mib': slope, 'dram_loaded_max_ns': cap}
-        err = sum(abs(ring_model(pipesim, b, d, c, timing) / g - 1) for b, d, c, g, _ in data) / len(data)
-        if best is None or err < best[0]:
-            best = (err, timing)
-    err, timing = best
+        err = score(timing)
+    else:
+        grid = itertools.product((0.3, 0.4, 0.5, 0.6, 0.7, 0.8), (150, 200, 225, 250, 300), (500, 700, 1000, 1500, 1e9))
+        err, timing = min(((score(t), t) for t in ({'dram_loaded_knee_mib': k, 'dram_loaded_ns_per_mib': s, 'dram_loaded_max_ns': c}
+                                                     for k, s, c in grid)), key=lambda x: x[0])
     print(f'{"at" if fixed else "best"}: {timing}  mean |model/device - 1| of GB/s = {err:.4f} over {len(data)} rows')
     print(f'{"bytes":>8} {"depth":>6} {"SMs":>5} {"MiB in flight":>14} {"GB/s model / device":>24}')
     for b, d, c, g, _ in data:
@@ -118,11 +120,7 @@ def burst_check(pipesim, probe, timing):
     """Held out: case 2b through scenarios/calibration/tma_burst.scn at the fitted point."""
     print(f'held out, case 2b bursts: {"bytes":>8} {"copies":>6} {"CTAs":>5} {"last landing model / device":>30}')
     for b, d, c, last in burst_rows(probe):
-        args = [pipesim, 'check', '--json', '-D', f'BYTES={b}', '-D', f'COPIES={d}', '-D', f'CTAS={c}',
-                'scenarios/calibration/tma_burst.scn']
-        for k, v in timing.items():
-            args += ['--timing', f'{k}={v}']
-        m = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)['results'][0]['predicted_ns']
+        m = predicted_ns(pipesim, 'tma_burst.scn', {'BYTES': b, 'COPIES': d, 'CTAS': c}, timing)
         print(f'{"":27} {b:8d} {d:6d} {c:5d} {m:17.0f} / {last:6.0f} {100*(m/last-1):+5.1f}%')
 
 if sys.argv[1] == '--ring':
