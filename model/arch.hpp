@@ -43,6 +43,7 @@ struct Timing {
   double dram_loaded_ns_per_mib = 0;  // 0: latency independent of load
   double dram_loaded_max_ns = 0;
   double tma_straggler_ns = 0;      // interleaving search only: how late a straggling copy may land
+  double warp_start_skew_ns = 0;    // interleaving search only: a warp's first op starts up to this late
   double smem_bytes_per_ns = 0;     // per SM, what a bulk store reads out of smem
   double op_issue_ns = 0;           // any other instruction's cost to its warp
   double mbarrier_wake_ns = 0;      // phase flip to waiter resumed

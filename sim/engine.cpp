@@ -243,6 +243,13 @@ class Engine {
     std::uniform_real_distribution<double> d(-o_.jitter, o_.jitter);
     return ns * (1.0 + d(rng_));
   }
+  // Under jitter only: a warp's first op starts up to warp_start_skew_ns late, so the first barrier
+  // ops of different roles race as their prologues do on silicon (docs/semantics.md). A replay takes
+  // the starts from the device's stamps.
+  double start_skew() {
+    if (o_.jitter <= 0 || tm_.warp_start_skew_ns <= 0 || o_.replay) return 0;
+    return std::uniform_real_distribution<double>(0, tm_.warp_start_skew_ns)(rng_);
+  }
   // Under jitter only: one copy in eight lands up to tma_straggler_ns late, so copies to one barrier
   // may land out of issue order, as the DRAM serves them on silicon (docs/semantics.md).
   double straggle() {
@@ -344,7 +351,8 @@ class Engine {
       for (int w = 0; w < wpc_; ++w) {
         warps_.emplace_back(WarpProgram(k_, id, w), id, w, role_of_warp(k_, w));
         warps_.back().status = WarpStatus::Blocked;
-        push(t + (o_.interp ? o_.interp->start_ns : 0.0), EventKind::WarpStep, static_cast<uint32_t>(warps_.size() - 1));
+        push(t + (o_.interp ? o_.interp->start_ns : 0.0) + start_skew(), EventKind::WarpStep,
+             static_cast<uint32_t>(warps_.size() - 1));
       }
     }
   }

@@ -167,7 +167,7 @@ TEST(Explore, FindsBothOutcomesOfARace) {
   EXPECT_EQ(outcome_text(r.result), "error assertion");  // the fixed order
   const Exploration e = explore(r.kernel, {}, 16, 0.5);
   EXPECT_EQ(e.runs.size(), 16u);
-  EXPECT_TRUE(e.timing_dependent());
+  EXPECT_TRUE(e.timing_dependent(outcome_text(r.result)));
   EXPECT_TRUE(e.outcomes.count("ok"));
   EXPECT_TRUE(e.outcomes.count("error assertion"));
 }
@@ -211,10 +211,35 @@ TEST(Explore, AStragglingCopyLandsOutOfIssueOrder) {
   EXPECT_TRUE(e.outcomes.count("error early_completion"));
 }
 
+// The warps of a CTA do not start together (device stamps: up to ~500 ns apart). A consumer's stray
+// arrive on the empty barrier (over_arrive, gen_7_24) and the producer's first producer_acquire
+// race: in the fixed order the producer (warp 0) waits first and passes, and only the start skew of
+// the interleaving search lets the consumer's arrive complete the phase first, so that the
+// producer's parity-1 wait then waits for a phase nobody completes: both warps hang.
+TEST(Explore, WarpsStartApartSoAStrayArriveRacesTheFirstAcquire) {
+  const CheckResult r = check_text("stray.scn",
+                                   "kernel stray on sm_90a\nlaunch ctas = 1, threads = 64\nbarrier empty count = 1\n"
+                                   "barrier full count = 1\nrole producer warp 0:\n  wait empty parity = 1\n  arrive full\n"
+                                   "role consumer warp 1:\n  arrive empty\n  wait full parity = 0\nexpect ok\n",
+                                   {});
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  EXPECT_EQ(outcome_text(r.result), "ok");
+  const Exploration e = explore(r.kernel, {}, 64, 0.3);
+  EXPECT_TRUE(e.outcomes.count("hang"));
+  EXPECT_TRUE(e.timing_dependent("ok"));
+  sim::RunOptions together;
+  together.timing_overrides = {{&model::Timing::warp_start_skew_ns, 0.0}};
+  const Exploration aligned = explore(r.kernel, together, 64, 0.3);
+  EXPECT_FALSE(aligned.timing_dependent("ok"));
+  EXPECT_FALSE(aligned.outcomes.count("hang"));
+  // Half the explored runs start every warp together: the outcomes a skew would hide stay reachable.
+  EXPECT_TRUE(e.outcomes.count("ok"));
+}
+
 TEST(Explore, ADeterministicProtocolHasOneOutcome) {
   const Prepared p = prepare("hopper/ws_gemm.scn");
   const Exploration e = explore(p.check.kernel, {}, 4, 0.5);
-  EXPECT_FALSE(e.timing_dependent());
+  EXPECT_FALSE(e.timing_dependent("ok"));
   EXPECT_EQ(e.outcomes.count("ok"), 1u);
 }
 
@@ -304,6 +329,28 @@ TEST(Crosscheck, ReplayMatchesClusterByCluster) {
   impossible.warps[s.warp_index(0, 1)].op = 0;
   const Comparison f2 = compare(p.check.kernel, p.check.result, s, impossible);
   EXPECT_EQ(replay_device_order(p.check.kernel, f2, sim::RunOptions{}, s, impossible).agreement, Agreement::Disagree);
+
+  // The same composition over the explored interleavings, with no stamps to replay: the warps' start
+  // skew decides which warp of each CTA is left over, so each CTA's device outcome comes up in some
+  // explored run, and together they are the device's outcome.
+  sim::DeviceResult unstamped = d;
+  unstamped.op_begin_ns.clear();
+  const Comparison e = reconcile(p.check.kernel, fixed, explore(p.check.kernel, {}, 256, 0.3), s, unstamped);
+  EXPECT_EQ(e.agreement, Agreement::AgreeTimingDependent);
+  ASSERT_FALSE(e.notes.empty());
+  EXPECT_NE(e.notes.back().find("explored model interleavings"), std::string::npos) << e.notes.back();
+  unstamped.warps = impossible.warps;
+  EXPECT_EQ(reconcile(p.check.kernel, f2, explore(p.check.kernel, {}, 256, 0.3), s, unstamped).agreement, Agreement::Disagree);
+}
+
+TEST(Explore, ARaceIsAnExploredOutcomeOtherThanTheFixedRuns) {
+  Exploration e;
+  e.outcomes["hang"] = 4;
+  EXPECT_TRUE(e.timing_dependent("ok"));     // every explored run differs from the fixed order
+  EXPECT_FALSE(e.timing_dependent("hang"));  // all agree
+  e.outcomes["ok"] = 1;
+  EXPECT_TRUE(e.timing_dependent("hang"));
+  EXPECT_FALSE(Exploration{}.timing_dependent("ok"));  // nothing explored: no evidence of a race
 }
 
 // Under hardware_only a rule the hardware does not check is a warning and the run goes on (a

@@ -108,7 +108,7 @@ int run_check(const Options& o) {
         const Exploration e = explore(r.kernel, co.run, o.explore, o.explore_jitter);
         std::string line = fmt::format("interleavings: {} runs with jitter {}:", o.explore, o.explore_jitter);
         for (const auto& [what, n] : e.outcomes) line += fmt::format(" {} x{}", what, n);
-        if (e.timing_dependent()) {
+        if (e.timing_dependent(outcome_text(r.result))) {
           line += " -- the verdict depends on timing (a race)";
           // A race the scenario does not expect is a problem, even if this run's order hid it.
           if (r.matches_expect) r.matches_expect = e.outcomes.size() == 1;
@@ -168,7 +168,7 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   c->add_flag("-v,--verbose", o->verbose, "print every scenario's full report");
   add_repeatable_option(*c, "--assume", o->assume, "set a named model assumption: empty-commit-local=on|off")
       ->type_name("NAME=on|off");
-  c->add_option("--explore", o->explore, "race check: also run N seeds with latency jitter and report every verdict reached")
+  c->add_option("--explore", o->explore, "race check: also run N seeds with latency jitter, out-of-order copies and skewed warp starts, and report every verdict reached")
       ->type_name("N");
   c->add_option("--explore-jitter", o->explore_jitter, "jitter of the --explore runs")->capture_default_str();
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of one scenario")->type_name("FILE");

@@ -69,7 +69,8 @@ Comparison compare(const sim::Kernel& kernel, const sim::RunResult& model, const
                    const sim::DeviceResult& device);
 
 // A disagreement judged against the interleavings the model can take: the first explored run that
-// agrees with the device turns it into AgreeTimingDependent (with a note); otherwise it stands.
+// agrees with the device turns it into AgreeTimingDependent (with a note), and so do explored runs
+// that together reach every cluster's device outcome (an ok or hang); otherwise it stands.
 Comparison reconcile(const sim::Kernel& kernel, Comparison fixed, const Exploration& explored, const sim::OpStreams& streams,
                      const sim::DeviceResult& device);
 

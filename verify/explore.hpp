@@ -18,11 +18,16 @@ struct Exploration {
   };
   std::vector<Run> runs;                // one per seed, in seed order
   std::map<std::string, int> outcomes;  // "ok", "hang", "error stale_wait" -> how many runs
-  bool timing_dependent() const { return outcomes.size() > 1; }
+  // A race: the explored runs reach more than one outcome, or one that the fixed-order run (whose
+  // outcome is `fixed`) does not.
+  bool timing_dependent(const std::string& fixed) const {
+    return outcomes.size() > 1 || (!outcomes.empty() && !outcomes.count(fixed));
+  }
 };
 
 // Runs the kernel under seeds base.seed+1 .. base.seed+n with `jitter` (0 < jitter < 1), cycling
-// the instruction issue cost through 1x, 3x, 10x and 30x.
+// the instruction issue cost through 1x, 3x, 10x and 30x, and every other four runs without the
+// warps' start skew.
 // Throws what sim::run throws (ScenarioError on bad operands).
 Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int n, double jitter);
 
