@@ -141,6 +141,16 @@ struct ClusterCover {
   }
 };
 
+// The disagreement turned into agreement because runs that each match one cluster compose.
+Comparison agreed_cluster_by_cluster(Comparison fixed, const std::string& how) {
+  fixed.agreement = Agreement::AgreeTimingDependent;
+  fixed.notes.push_back(fmt::format("{}, every cluster reaches its device outcome (hang points and end phases) in some run; clusters "
+                                    "share no barrier, so together they are one interleaving the model allows (the listing shows "
+                                    "the fixed-order run): the verdict depends on timing",
+                                    how));
+  return fixed;
+}
+
 }  // namespace
 
 std::optional<sim::DeviceOutcome> expected_device_outcome(const sim::RunResult& m) {
@@ -196,15 +206,8 @@ Comparison reconcile(const sim::Kernel& kernel, Comparison fixed, const Explorat
   }
   ClusterCover cover;
   for (const Exploration::Run& run : e.runs) cover.add(run.result, streams, device);
-  if (cover.complete(device)) {
-    fixed.agreement = Agreement::AgreeTimingDependent;
-    fixed.notes.push_back(fmt::format(
-        "every cluster reaches its device outcome (hang points and end phases) in one of {} explored model interleavings; "
-        "clusters share no barrier, so together they are one interleaving the model allows (the listing shows the "
-        "fixed-order run): the verdict depends on timing",
-        e.runs.size()));
-    return fixed;
-  }
+  if (cover.complete(device))
+    return agreed_cluster_by_cluster(std::move(fixed), fmt::format("across {} explored model interleavings", e.runs.size()));
   fixed.notes.push_back(fmt::format("none of {} explored model interleavings reaches the device's outcome", e.runs.size()));
   return fixed;
 }
@@ -256,15 +259,9 @@ Comparison replay_device_order(const sim::Kernel& kernel, Comparison fixed, cons
                                              fixed.model_verdict, kStampUncertaintyNs, i, kNoisyReplays));
     return alt;
   }
-  if (cover.complete(device)) {
-    fixed.agreement = Agreement::AgreeTimingDependent;
-    fixed.notes.push_back(fmt::format(
-        "replaying the device's order of events within the stamps' {:.0f} ns, every cluster reaches its device outcome (hang points "
-        "and end phases) in one of the {} replays; clusters share no barrier, so together they are one interleaving the model allows "
-        "(the listing shows the fixed-order run): the verdict depends on timing",
-        kStampUncertaintyNs, kNoisyReplays + 1));
-    return fixed;
-  }
+  if (cover.complete(device))
+    return agreed_cluster_by_cluster(std::move(fixed), fmt::format("replaying the device's order of events within the stamps' {:.0f} ns ({} replays)",
+                                                                   kStampUncertaintyNs, kNoisyReplays + 1));
   fixed.notes.push_back(fmt::format("replaying the device's order of events (its per-op times, exactly and {} times within {:.0f} ns), "
                                     "the model still does not reach the device's outcome",
                                     kNoisyReplays, kStampUncertaintyNs));
