@@ -108,10 +108,11 @@ int run_check(const Options& o) {
         const Exploration e = explore(r.kernel, co.run, o.explore, o.explore_jitter);
         std::string line = fmt::format("interleavings: {} runs with jitter {}:", o.explore, o.explore_jitter);
         for (const auto& [what, n] : e.outcomes) line += fmt::format(" {} x{}", what, n);
-        if (e.timing_dependent(outcome_text(r.result))) {
+        if (e.timing_dependent()) {
           line += " -- the verdict depends on timing (a race)";
-          // A race the scenario does not expect is a problem, even if this run's order hid it.
-          if (r.matches_expect) r.matches_expect = e.outcomes.size() == 1;
+          // A race the scenario does not expect (`expect ... racy`) is a problem, even if this run's
+          // order hid it.
+          if (!r.kernel.expect || !r.kernel.expect->racy) r.matches_expect = false;
         }
         r.report += line + "\n";
       } catch (const std::exception& ex) {

@@ -6,6 +6,9 @@ namespace pipesim::verify {
 
 Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int n, double jitter) {
   Exploration e;
+  sim::RunOptions fixed = base;
+  fixed.record_trace = false;
+  e.fixed = outcome_text(sim::run(kernel, fixed));
   for (int i = 1; i <= n; ++i) {
     sim::RunOptions o = base;
     o.seed = base.seed + static_cast<uint64_t>(i);

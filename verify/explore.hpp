@@ -16,16 +16,16 @@ struct Exploration {
     uint64_t seed;
     sim::RunResult result;
   };
+  std::string fixed;                    // the outcome of the same run without jitter (the default order)
   std::vector<Run> runs;                // one per seed, in seed order
   std::map<std::string, int> outcomes;  // "ok", "hang", "error stale_wait" -> how many runs
-  // A race: the explored runs reach more than one outcome, or one that the fixed-order run (whose
-  // outcome is `fixed`) does not.
-  bool timing_dependent(const std::string& fixed) const {
-    return outcomes.size() > 1 || (!outcomes.empty() && !outcomes.count(fixed));
-  }
+  // A race: the explored runs reach more than one outcome, or one that the fixed order does not.
+  bool timing_dependent() const { return outcomes.size() > 1 || (!outcomes.empty() && !outcomes.count(fixed)); }
 };
 
-// Runs the kernel under seeds base.seed+1 .. base.seed+n with `jitter` (0 < jitter < 1), cycling
+// Runs the kernel once as `base` says (the fixed order the explored runs are judged against: the
+// engine's run, without the static checks `pipesim check` adds), then under seeds base.seed+1 ..
+// base.seed+n with `jitter` (0 < jitter < 1), cycling
 // the instruction issue cost through 1x, 3x, 10x and 30x, and every other four runs without the
 // warps' start skew.
 // Throws what sim::run throws (ScenarioError on bad operands).
