@@ -216,12 +216,14 @@ TEST(Explore, AStragglingCopyLandsOutOfIssueOrder) {
 // race: in the fixed order the producer (warp 0) waits first and passes, and only the start skew of
 // the interleaving search lets the consumer's arrive complete the phase first, so that the
 // producer's parity-1 wait then waits for a phase nobody completes: both warps hang.
+// (kStrayArrive has no expect line: each test adds its own.)
+const char* const kStrayArrive =
+    "kernel stray on sm_90a\nlaunch ctas = 1, threads = 64\nbarrier empty count = 1\nbarrier full count = 1\n"
+    "role producer warp 0:\n  wait empty parity = 1\n  arrive full\n"
+    "role consumer warp 1:\n  arrive empty\n  wait full parity = 0\n";
+
 TEST(Explore, WarpsStartApartSoAStrayArriveRacesTheFirstAcquire) {
-  const CheckResult r = check_text("stray.scn",
-                                   "kernel stray on sm_90a\nlaunch ctas = 1, threads = 64\nbarrier empty count = 1\n"
-                                   "barrier full count = 1\nrole producer warp 0:\n  wait empty parity = 1\n  arrive full\n"
-                                   "role consumer warp 1:\n  arrive empty\n  wait full parity = 0\nexpect ok\n",
-                                   {});
+  const CheckResult r = check_text("stray.scn", std::string(kStrayArrive) + "expect ok\n", {});
   ASSERT_FALSE(r.bad_input) << r.diagnostic;
   EXPECT_EQ(outcome_text(r.result), "ok");
   const Exploration e = explore(r.kernel, {}, 64, 0.3);
@@ -544,11 +546,8 @@ CommandResult run_pipesim(const std::string& args, const std::string& cwd = ".")
 TEST(CheckCommand, ExploreFailsOnlyARaceTheScenarioDoesNotExpect) {
   const fs::path dir = fs::temp_directory_path() / ("pipesim_test_racy_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const std::string body = "kernel stray on sm_90a\nlaunch ctas = 1, threads = 64\nbarrier empty count = 1\n"
-                           "barrier full count = 1\nrole producer warp 0:\n  wait empty parity = 1\n  arrive full\n"
-                           "role consumer warp 1:\n  arrive empty\n  wait full parity = 0\n";
-  std::ofstream(dir / "plain.scn") << body << "expect ok\n";
-  std::ofstream(dir / "racy.scn") << body << "expect ok racy\n";
+  std::ofstream(dir / "plain.scn") << kStrayArrive << "expect ok\n";
+  std::ofstream(dir / "racy.scn") << kStrayArrive << "expect ok racy\n";
   const CommandResult plain = run_pipesim("check --explore 64 plain.scn", dir.string());
   const CommandResult racy = run_pipesim("check --explore 64 racy.scn", dir.string());
   const CommandResult fixed_only = run_pipesim("check plain.scn", dir.string());
