@@ -650,6 +650,9 @@ TEST(CrosscheckCommand, MissingSavedRunIsAnError) {
   const CommandResult both = run_pipesim("crosscheck --from-device '" + kSavedH100 + "' --save-device /tmp/x '" + scn("probes") + "'");
   EXPECT_EQ(both.code, 2);
   EXPECT_NE(both.err.find("exclude each other"), std::string::npos) << both.err;
+  const CommandResult negative = run_pipesim("crosscheck --explore -5 --from-device '" + kSavedH100 + "' '" + scn("probes") + "'");
+  EXPECT_EQ(negative.code, 2);
+  EXPECT_NE(negative.err.find("--explore takes 0..100000 runs"), std::string::npos) << negative.err;
 }
 
 // Saved device runs round-trip, and one saved for other op streams (the scenario changed) is refused.

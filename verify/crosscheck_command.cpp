@@ -581,6 +581,10 @@ int run_crosscheck(const Options& o) {
     std::cerr << fmt::format("pipesim crosscheck: --from-device {}: no such directory of saved device runs\n", o.from_device);
     return 2;
   }
+  if (o.explore < 0 || o.explore > 100000) {
+    std::cerr << "pipesim: error: --explore takes 0..100000 runs\n";
+    return 2;
+  }
   if (!o.save_device.empty() && !o.from_device.empty()) {
     std::cerr << "pipesim: error: --save-device and --from-device exclude each other\n";
     return 2;
