@@ -27,7 +27,7 @@ namespace {
 
 constexpr int kNamedBarriers = 16;
 
-enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, StoreReadDone, AsyncArrive };
+enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, AsyncArrive };
 
 struct Event {
   double t;
@@ -136,11 +136,14 @@ struct WarpRt {
   std::vector<std::pair<uint32_t, int64_t>> commit_marks;
   double tmem_done[2] = {0, 0};  // when its last tcgen05.ld / tcgen05.st completes
   bool retry = false;            // re-execute `cur` at the next step (ordering delay)
-  // Bulk async-groups: committed groups (read-done, write-done) in commit order + the open one.
-  struct Group { double read_done = 0, write_done = 0; };
+  // Bulk async-groups: committed groups in commit order + the open one. A store stays in its
+  // group until a wait_group of this warp retires the group: only then is its smem source ordered
+  // before what the warp does next (exit_inflight and smem_war judge that order, not the clock).
+  struct PendingStore { int64_t stage_key; uint32_t site; };
+  struct Group { double read_done = 0, write_done = 0, retired_at = 0; std::vector<PendingStore> stores; };
   std::vector<Group> groups;
   Group open;
-  bool open_used = false;
+  std::vector<Group> retiring;  // taken by a wait_group still running: retired at retired_at
 };
 
 struct NamedRt {
@@ -158,7 +161,6 @@ struct CtaRt {
   bool tmem_relinquished = false;
   bool cluster_synced = false;   // has completed a cluster barrier wait
   double tmem_since = 0;         // for the trace: when its current allocation began
-  std::unordered_map<int64_t, double> stage_read_done;  // (pipeline+1)<<32|stage -> store read end
   int live = 0;  // warps not exited
   std::vector<MBarrier> bars;
   std::vector<uint8_t> fenced, visible;  // per slot: fence.mbarrier_init seen; + cluster barrier
@@ -167,8 +169,6 @@ struct CtaRt {
   NamedRt named[kNamedBarriers];
   int tma_inflight = 0;
   uint32_t inflight_site = 0, inflight_warp = 0;  // the latest copy into this CTA (for exit_inflight)
-  int store_reads_inflight = 0;
-  uint32_t store_site = 0, store_warp = 0;
   uint32_t first_warp = 0;
 };
 
@@ -376,7 +376,6 @@ class Engine {
       }
       case EventKind::TxLand: land(e); break;
       case EventKind::RemoteOp: deliver(e, std::string(op_name(e.op))); break;
-      case EventKind::StoreReadDone: --cta(static_cast<int>(e.target)).store_reads_inflight; break;
       case EventKind::AsyncArrive: deliver(e, "tcgen05.commit arrival"); break;
     }
   }
@@ -467,6 +466,30 @@ class Engine {
       return;
     }
     exec(w, id);
+  }
+
+  // The warp's newest store from a staging buffer that no wait_group of it has retired yet.
+  static const WarpRt::PendingStore* pending_store(const WarpRt& w, int64_t stage_key, double now) {
+    for (auto st = w.open.stores.rbegin(); st != w.open.stores.rend(); ++st)
+      if (st->stage_key == stage_key) return &*st;
+    for (auto g = w.groups.rbegin(); g != w.groups.rend(); ++g)
+      for (auto st = g->stores.rbegin(); st != g->stores.rend(); ++st)
+        if (st->stage_key == stage_key) return &*st;
+    for (const auto& g : w.retiring)
+      if (g.retired_at > now)
+        for (const auto& st : g.stores)
+          if (st.stage_key == stage_key) return &st;
+    return nullptr;
+  }
+
+  // A store from the staging buffer not yet retired in this CTA: the writing warp's own first (the
+  // usual bug), then any other warp's (one elected warp stores what all warps wrote).
+  std::pair<const WarpRt::PendingStore*, const WarpRt*> pending_store_in_cta(const WarpRt& w, int64_t stage_key) const {
+    if (const auto* ps = pending_store(w, stage_key, now_)) return {ps, &w};
+    const uint32_t first = cta(w.cta).first_warp;
+    for (uint32_t i = first; i < first + static_cast<uint32_t>(wpc_); ++i)
+      if (const auto* ps = pending_store(warps_[i], stage_key, now_)) return {ps, &warps_[i]};
+    return {nullptr, nullptr};
   }
 
   double interp_contention_ns(const WarpRt& w) const {
@@ -582,24 +605,15 @@ class Engine {
         hbm_free_ = start + static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
         w.open.read_done = std::max(w.open.read_done, read_done);
         w.open.write_done = std::max(w.open.write_done, hbm_free_);
-        w.open_used = true;
-        ++cta(w.cta).store_reads_inflight;
-        cta(w.cta).store_site = op.site;
-        cta(w.cta).store_warp = id;
+        w.open.stores.push_back({op.b, op.site});
         dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
-        if (op.b != 0) {
-          double& until = cta(w.cta).stage_read_done[op.b];
-          until = std::max(until, read_done);
-        }
-        push(read_done, EventKind::StoreReadDone, static_cast<uint32_t>(w.cta));
         if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, hbm_free_, op.site, "store " + std::to_string(op.a) + " B", false});
         push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
         return;
       }
       case OpKind::CommitGroup:
-        w.groups.push_back(w.open);
+        w.groups.push_back(std::move(w.open));
         w.open = {};
-        w.open_used = false;
         push(now_ + issue, EventKind::WarpStep, id);
         return;
       case OpKind::WaitGroup: {
@@ -612,6 +626,11 @@ class Engine {
         for (int64_t g = 0; g < n - keep; ++g) {
           const auto& gr = w.groups[static_cast<size_t>(g)];
           until = std::max(until, op.b ? gr.read_done : gr.write_done);
+        }
+        std::erase_if(w.retiring, [&](const WarpRt::Group& g) { return g.retired_at <= now_; });
+        for (int64_t g = 0; g < n - keep; ++g) {
+          w.groups[static_cast<size_t>(g)].retired_at = until;
+          w.retiring.push_back(std::move(w.groups[static_cast<size_t>(g)]));
         }
         if (n > keep) w.groups.erase(w.groups.begin(), w.groups.begin() + (n - keep));
         if (until > now_) return timed_block(w, id, until);
@@ -641,13 +660,14 @@ class Engine {
         return;
       }
       case OpKind::StageWrite: {
-        CtaRt& c = cta(w.cta);
+        // A store from this buffer that no wait_group.read has retired yet: a race whatever the
+        // clock says (the store may finish reading first in this run, not in the next).
         const int64_t key = (op.a + 1) << 32 | op.b;
-        auto it = c.stage_read_done.find(key);
-        if (it != c.stage_read_done.end() && it->second > now_ &&
-            stop("smem_war", &w, op.site,
+        const auto [ps, by] = pending_store_in_cta(w, key);
+        if (ps && stop("smem_war", &w, op.site,
                        "staging buffer " + std::to_string(op.b) + " of " + k_.pipelines[static_cast<size_t>(op.a)].name +
-                           " is written while a bulk store still reads it (until " + fmt_ns(it->second) + ")",
+                           " is written while " + (by == &w ? "no wait_group.read of this warp" : "no wait_group.read of warp " + std::to_string(by->warp)) +
+                           " covers the bulk store from it at line " + std::to_string(k_.sites[ps->site].loc.line),
                        {"wait_group.read must cover every store from this buffer before it is rewritten: index buffers by a "
                         "state that runs on across tiles, or keep the number of staging buffers dividing the sub-tiles"}))
           return;
@@ -1150,11 +1170,27 @@ class Engine {
                        " TMA load(s) still landing in its shared memory",
                    {"the last warp of the CTA exited at " + std::string(op_name(w.cur.kind)) + " (warp " + std::to_string(w.warp) +
                     "); wait on the load's barrier before exiting"});
-    if (ct.store_reads_inflight > 0)
-      return fault("exit_inflight", &warps_[ct.store_warp], ct.store_site,
-                   "CTA " + std::to_string(w.cta) + " exits while " + std::to_string(ct.store_reads_inflight) +
-                       " bulk store(s) still read its shared memory",
-                   {"a wait_group 0 read (or PipelineTmaStore's producer_tail) before the CTA exits keeps the buffer alive until the store has read it"});
+    // A store no wait_group retired may still read the CTA's shared memory when it is handed to the
+    // next CTA: an error even in a run where the store happened to finish first.
+    int unretired = 0, uncommitted = 0;
+    const WarpRt::PendingStore* first = nullptr;
+    uint32_t first_warp = 0;
+    for (uint32_t i = ct.first_warp; i < ct.first_warp + static_cast<uint32_t>(wpc_); ++i) {
+      const WarpRt& x = warps_[i];
+      for (const auto* gs : {&x.groups, &x.retiring})
+        for (const auto& g : *gs)
+          if (gs == &x.groups || g.retired_at > now_)
+            for (const auto& st : g.stores)
+              if (++unretired, !first) first = &st, first_warp = i;
+      for (const auto& st : x.open.stores)
+        if (++uncommitted, !first) first = &st, first_warp = i;
+    }
+    if (first)
+      return fault("exit_inflight", &warps_[first_warp], first->site,
+                   "CTA " + std::to_string(w.cta) + " exits with " + std::to_string(unretired + uncommitted) +
+                       " bulk store(s) that no wait_group waited for: they may still read its shared memory",
+                   {uncommitted ? std::to_string(uncommitted) + " of them never committed (commit_group), so no wait_group can cover them"
+                                : "a wait_group 0 read (or PipelineTmaStore's producer_tail) before the CTA exits keeps the buffer alive until the store has read it"});
     for (uint32_t s = 0; s < slots_; ++s) {
       const MBarrier& b = ct.bars[s];
       if (b.initialised && b.tx > 0 && b.pending == 0)

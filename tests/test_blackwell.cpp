@@ -319,7 +319,8 @@ TEST(Bug10CStageReset, SmemWarOnTheResetBuffer) {
     EXPECT_TRUE(e->fatal);
     EXPECT_LT(e->warp, 4);  // an epilogue warp writing its rows
     EXPECT_EQ(r.kernel.sites.at(e->site).loc.line, static_cast<uint32_t>(line_of(f, "      c.producer_acquire")));
-    EXPECT_REPORT_HAS(r, "staging buffer 0 of c is written while a bulk store still reads it");
+    EXPECT_REPORT_HAS(r, "staging buffer 0 of c is written while no wait_group.read of warp 0 covers the bulk store from it at line " +
+                             std::to_string(line_of(f, "        store c bytes")));
   }
 }
 

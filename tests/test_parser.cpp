@@ -367,7 +367,7 @@ TEST(ParserLower, NonConstantExpressionsArePostfix) {
 }
 
 TEST(ParserLower, ComputeUnits) {
-  sim::Kernel k = parse(role("compute 400 ns\ncompute 2 us\ncompute 1980 cycles\ncompute 1 cycles\ncompute warp cycles"));
+  sim::Kernel k = parse(role("compute 400 ns\ncompute 2 us\ncompute 1980 cycles\ncompute 1 cycles\ncompute warp cycles\ncompute 2 ms"));
   EXPECT_EQ(cval(body(k)[0].ns), 400);
   EXPECT_EQ(cval(body(k)[1].ns), 2000);
   EXPECT_EQ(cval(body(k)[2].ns), 1000);  // 1.98 GHz
@@ -379,7 +379,8 @@ TEST(ParserLower, ComputeUnits) {
                                               {ExprCode::Add, 0},
                                               {ExprCode::Const, 1980},
                                               {ExprCode::Div, 0}})));
-  EXPECT_ERR(role("compute 5 ms"), 6, 13, "expected a time unit ('ns', 'us' or 'cycles'), found 'ms'");
+  EXPECT_EQ(cval(body(k)[5].ns), 2000000);
+  EXPECT_ERR(role("compute 5 s"), 6, 13, "expected a time unit ('ns', 'us', 'ms' or 'cycles'), found 's'");
   EXPECT_ERR(role("compute -5 ns"), 6, 11, "compute time must not be negative, got -5");
 }
 

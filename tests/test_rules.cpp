@@ -694,6 +694,67 @@ TEST(RuleGaps, ExitInflightPointsAtTheCopyStillLanding) {
   EXPECT_EQ(e->warp, 0) << r.report;
 }
 
+// exit_inflight and smem_war for bulk stores judge order, not time: a store counts as done
+// reading only once a wait_group of its warp has retired its group. Here the store has long
+// finished reading by the clock (10 us later), yet nothing waited for it: the next run, or the
+// GPU, may be slower. Before session 7 the model judged by the clock and passed these.
+TEST(StoreOrder, ExitWithAStoreNoWaitGroupCoveredIsAnErrorWhateverTheClock) {
+  const CheckResult r = check_inline("role epi warp 0:\n  store bytes = 256\n  commit_group\n  compute 10 us\nexpect error exit_inflight\n");
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  const sim::Finding* e = first_fatal(r);
+  ASSERT_NE(e, nullptr) << r.report;
+  EXPECT_EQ(e->kind, "exit_inflight");
+  EXPECT_EQ(line_of_site(r, e->site), 5u) << r.report;  // the store
+  EXPECT_NE(r.report.find("no wait_group waited for"), std::string::npos) << r.report;
+  // Covered: the same kernel with wait_group 0 read before the exit finishes.
+  const CheckResult ok = check_inline("role epi warp 0:\n  store bytes = 256\n  commit_group\n  compute 10 us\n  wait_group 0 read\nexpect ok\n");
+  EXPECT_EQ(ok.result.verdict, sim::Verdict::Ok) << ok.report;
+}
+
+TEST(StoreOrder, AnUncommittedStoreCanNeverBeCovered) {
+  const CheckResult r = check_inline("role epi warp 0:\n  store bytes = 256\n  wait_group 0 read\n  compute 10 us\nexpect error exit_inflight\n");
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  ASSERT_NE(first_fatal(r), nullptr) << r.report;
+  EXPECT_EQ(first_fatal(r)->kind, "exit_inflight");
+  EXPECT_NE(r.report.find("never committed (commit_group)"), std::string::npos) << r.report;
+}
+
+// The warp rewrites buffer 0 long after its store from it finished reading, but its wait_group.read
+// (stages - 1 = 1 group kept) did not retire that store: smem_war in every run.
+TEST(StoreOrder, RewritingABufferItsOwnStoreStillHoldsIsARaceWhateverTheClock) {
+  const CheckResult r = check_inline(
+      "pipeline out : tma_store, stages = 2\nrole epi warp 0:\n  out.producer_acquire\n  store out bytes = 256\n"
+      "  out.producer_commit\n  compute 10 us\n  out.state producer index = 0\n  out.producer_acquire\n  out.producer_tail\n"
+      "expect error smem_war\n");
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  const sim::Finding* e = first_fatal(r);
+  ASSERT_NE(e, nullptr) << r.report;
+  EXPECT_EQ(e->kind, "smem_war");
+  EXPECT_EQ(line_of_site(r, e->site), 11u) << r.report;
+  EXPECT_NE(r.report.find("no wait_group.read of this warp covers the bulk store from it at line 7"), std::string::npos) << r.report;
+}
+
+// One elected warp stores what every warp wrote. Another warp may rewrite the buffer only after
+// the storing warp's wait_group.read has returned, not while that wait still runs (here the wait
+// takes ~2 us for 512 KiB; the other warp writes after 1 us).
+TEST(StoreOrder, AnotherWarpWritingWhileTheStoringWarpStillWaitsIsARace) {
+  const std::string head = "kernel t on sm_90a\nlaunch ctas = 1, threads = 64\npipeline out : tma_store, stages = 1\n"
+                           "role epi warps 0..1:\n  if warp_in_role == 0:\n    out.producer_acquire\n    store out bytes = 524288\n"
+                           "    out.producer_commit\n    out.producer_acquire\n";
+  const CheckResult r = check_text("inline.scn", head + "  if warp_in_role == 1:\n    compute 1 us\n    out.producer_acquire\n"
+                                                        "expect error smem_war\n", {});
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  const sim::Finding* e = first_fatal(r);
+  ASSERT_NE(e, nullptr) << r.report;
+  EXPECT_EQ(e->kind, "smem_war");
+  EXPECT_EQ(e->warp, 1) << r.report;
+  EXPECT_NE(r.report.find("no wait_group.read of warp 0 covers the bulk store from it at line 7"), std::string::npos) << r.report;
+  // Ordered after the wait by a named barrier, the write is safe.
+  const CheckResult ok = check_text("inline.scn", head + "    bar_sync 1 threads = 64\n  if warp_in_role == 1:\n    bar_sync 1 threads = 64\n"
+                                                         "    out.producer_acquire\nexpect ok\n", {});
+  EXPECT_EQ(ok.result.verdict, sim::Verdict::Ok) << ok.report;
+}
+
 // The run-time operand checks the engine does make, for contrast.
 TEST(RuleGaps, NamedBarrierIdAndWaitParityOutOfRangeAtRunTimeAreBadOperand) {
   for (const char* body : {"role probe warp 0:\n  bar_sync warp + 16 threads = 32\nexpect error bad_operand\n",

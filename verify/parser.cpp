@@ -1625,6 +1625,8 @@ class Parser {
       s.ns = v.e;
     } else if (c.at_ident("us")) {
       s.ns = binary(ExprCode::Mul, u, v, make_const(1000, u.loc, u.len)).e;
+    } else if (c.at_ident("ms")) {
+      s.ns = binary(ExprCode::Mul, u, v, make_const(1000000, u.loc, u.len)).e;
     } else if (c.at_ident("cycles")) {
       // ns = ceil(cycles * 1000 / MHz)
       const int64_t mhz = std::max<int64_t>(1, static_cast<int64_t>(k_.arch->time.clock_ghz * 1000.0 + 0.5));
@@ -1633,7 +1635,7 @@ class Parser {
       x = binary(ExprCode::Div, u, std::move(x), make_const(mhz, u.loc, u.len));
       s.ns = x.e;
     } else {
-      fail(u, fmt::format("expected a time unit ('ns', 'us' or 'cycles'), found {}", describe(u)));
+      fail(u, fmt::format("expected a time unit ('ns', 'us', 'ms' or 'cycles'), found {}", describe(u)));
     }
     s.ns->loc = v.e.loc;
     c.next();
