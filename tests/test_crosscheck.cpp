@@ -445,6 +445,26 @@ TEST(Crosscheck, HangPointsCompared) {
   EXPECT_EQ(ok.agreement, Agreement::Disagree);
 }
 
+// With many CTAs hung alike, the few hang points only one side has are listed first, not behind
+// "... N more" (gen_7_24: the rows that differ, CTAs 4-7, were hidden behind 98 that agreed).
+TEST(Crosscheck, HangPointsOnOneSideOnlyAreListedFirst) {
+  const Prepared p = prepare("probes/p10_expect_more_than_delivered_hangs.scn");
+  Comparison c;
+  c.model_verdict = c.device_verdict = "hang";
+  for (int cta = 0; cta < 20; ++cta) {
+    c.model_hang.push_back({cta, 0, cta == 17 ? 5 : 4, "blocked"});
+    c.device_hang.push_back({cta, 0, 4, "timed out"});
+  }
+  const std::string text = render_comparison(p.check.kernel, p.streams, device_like_model(p), c);
+  const size_t first_row = text.find("    CTA ");
+  ASSERT_NE(first_row, std::string::npos) << text;
+  // CTA 17's two one-sided rows (model at op 5, device at op 4) lead; CTA 0 follows.
+  EXPECT_EQ(text.compare(first_row, 22, "    CTA 17 warp 0 op 4"), 0) << text;
+  EXPECT_NE(text.find("CTA 17 warp 0 op 5"), std::string::npos) << text;
+  EXPECT_LT(text.find("CTA 17 warp 0 op 5"), text.find("CTA 0 warp 0 op 4")) << text;
+  EXPECT_NE(text.find("... 9 more (all on both sides)"), std::string::npos) << text;
+}
+
 TEST(Crosscheck, PendingUnderflowIsAFault) {
   const Prepared p = prepare("probes/u1_arrive_while_bytes_outstanding.scn");
   sim::DeviceResult d;

@@ -422,12 +422,21 @@ std::string render_comparison(const sim::Kernel& k, const sim::OpStreams& s, con
     std::map<std::tuple<int, int, int64_t>, std::pair<std::string, std::string>> rows;
     for (const HangPoint& h : c.model_hang) rows[{h.cta, h.warp, h.op}].first = h.what;
     for (const HangPoint& h : c.device_hang) rows[{h.cta, h.warp, h.op}].second = h.what;
-    int shown = 0;
-    for (const auto& [key, v] : rows) {
-      if (shown++ == 12) {
-        out += fmt::format("    ... {} more\n", rows.size() - 12);
+    // Points only one side has come first: with many CTAs the few that differ would otherwise sit
+    // behind rows that agree.
+    std::vector<std::pair<std::tuple<int, int, int64_t>, std::pair<std::string, std::string>>> order(rows.begin(), rows.end());
+    const auto one_sided = [](const auto& r) { return r.second.first.empty() || r.second.second.empty(); };
+    const size_t differing = static_cast<size_t>(std::count_if(order.begin(), order.end(), one_sided));
+    std::stable_partition(order.begin(), order.end(), one_sided);
+    constexpr size_t kShown = 12;
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (i == kShown) {
+        const size_t left_differ = differing > kShown ? differing - kShown : 0;
+        out += fmt::format("    ... {} more ({})\n", order.size() - kShown,
+                           left_differ ? fmt::format("{} of them on one side only", left_differ) : "all on both sides");
         break;
       }
+      const auto& [key, v] = order[i];
       const auto [cta, warp, op] = key;
       const uint64_t gi = cta < s.ctas && warp < s.warps_per_cta ? s.begin(cta, warp) + static_cast<uint64_t>(op) : ~uint64_t{0};
       std::string raw;
