@@ -42,7 +42,7 @@ enum class OpKind : uint8_t {
   TmemStore,       // tcgen05.st; a = columns
   TmemWait,        // tcgen05.wait::ld (a = 0) / ::st (a = 1)
   StageWrite,      // threads write a staging buffer; a = pipeline id, b = stage: checked
-                   // against bulk stores still reading it (write-after-read)
+                   // against bulk stores from it not yet retired by wait_group.read (WAR)
 };
 
 using model::MmaKind;
