@@ -1107,6 +1107,13 @@ class Engine {
     }
   }
 
+  // Can a copy of `bytes` have landed exactly `x` of them at some moment? It completes in 32-byte
+  // sectors of its source, in no fixed order; a copy of an odd number of 16-byte halves ends in a
+  // 16-byte half-sector that may come at any point. (H100, kernels/interp/tmaprobe.cu case 3.)
+  static bool part_can_end_at(int64_t x, int64_t bytes) {
+    return x % 32 == 0 || (x % 16 == 0 && bytes % 32 == 16);
+  }
+
   void land(const Event& e) {
     CtaRt& ct = cta(static_cast<int>(e.target));
     --ct.tma_inflight;
@@ -1124,10 +1131,11 @@ class Engine {
     // would take tx past zero, the phase completes on the part that reaches zero and the rest lands
     // in the next phase. Seen on the H100 for over-delivering copies in some runs and not in others,
     // so the interleaving search (jitter) takes it with probability 1/2; the fixed run lands whole.
-    // Parts end only at multiples of 32 bytes, never at 32 (native probe, case 3): a crossing
-    // anywhere else cannot complete the phase early.
+    // Where a part can end (native probe, case 3): after whole 32-byte sectors, and for a copy of an
+    // odd number of 16-byte halves also after its half-sector tail, which may land first (x = 16,
+    // 48, ...). A crossing anywhere else cannot complete the phase early.
     if (o_.jitter > 0 && b.initialised && b.completed == e.phase && b.pending == 0 && b.tx > 0 && b.tx < e.value &&
-        b.tx % 32 == 0 && b.tx != 32 && (rng_() & 1)) {
+        part_can_end_at(b.tx, e.value) && (rng_() & 1)) {
       const int64_t rest = e.value - b.tx;
       ++ct.tma_inflight;
       push(now_ + 1.0, EventKind::TxLand, e.target, e.slot, e.site, e.from_warp, OpKind::CompleteTx, rest, e.phase);

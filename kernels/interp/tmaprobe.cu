@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <tuple>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace ptx = cuda::ptx;
@@ -158,7 +159,9 @@ uint64_t take(uint64_t bytes) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // `tmaprobe parts`: case 3 only (a few seconds, no SM-wide streams).
+  const bool only_parts = argc > 1 && std::string(argv[1]) == "parts";
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;
@@ -173,6 +176,7 @@ int main() {
   CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
   std::printf("== tmaprobe on %s, %d SMs, nominal SM clock %.0f MHz\n", prop.name, sms, khz / 1e3);
 
+  if (!only_parts) {
   // Measured SM clock (cycles per ns) from a loaded stream, used to convert every cycle count.
   std::vector<CtaStat> st{size_t(sms), CtaStat{}};
   CtaStat* dst = nullptr;
@@ -287,6 +291,8 @@ int main() {
                 lo, med, hi, gbps);
   }
 
+  }  // !only_parts
+
   // 3. Parts.
   std::printf("\n== 3. parts: expect_tx(x), one copy of B bytes; x where phase 0 completed (i.e. a part ended at x)\n");
   unsigned* fl = nullptr;
@@ -295,8 +301,10 @@ int main() {
   CK(cudaMalloc(&fl, sizeof(unsigned) * kMaxX));
   CK(cudaMalloc(&raw, sizeof(unsigned long long) * kMaxX));
   for (int l2 : {0, 1}) {
-    for (uint32_t bytes : {256u, 1024u, 4096u, 16384u, 65536u}) {
-      const uint32_t step = bytes <= 4096 ? 16 : (bytes == 16384 ? 64 : 256);
+    // Sizes of an odd number of 16-byte halves (272, 1040, 4112, 13328: session 7) end in half a
+    // 32-byte sector: can a part end at x = B - 32j (the tail landed before whole sectors)?
+    for (uint32_t bytes : {256u, 272u, 1024u, 1040u, 4096u, 4112u, 13328u, 16384u, 65536u}) {
+      const uint32_t step = bytes <= 4112 || bytes % 32 ? 16 : (bytes == 16384 ? 64 : 256);
       const int nx = int(bytes / step);
       std::vector<int> count(static_cast<size_t>(nx), 0);
       std::vector<unsigned long long> last_raw(static_cast<size_t>(nx));
@@ -314,6 +322,10 @@ int main() {
       for (int k = 0; k < nx; ++k)
         if (count[size_t(k)] > 0 && shown++ < 80) std::printf(" %u(%d/%d)", step * uint32_t(k + 1), count[size_t(k)], reps);
       if (shown > 80) std::printf(" ... (%d in all)", shown);
+      int at0 = 0, at16 = 0;
+      for (int k = 0; k + 1 < nx; ++k)  // x < B
+        if (count[size_t(k)] > 0) ((step * uint32_t(k + 1)) % 32 ? at16 : at0) += 1;
+      std::printf("\n      x < B where it completed: %d at multiples of 32, %d at odd multiples of 16", at0, at16);
       std::printf("\n      raw state at x=%u: %016llx, at x=B/2: %016llx, at x=B: %016llx\n", step, last_raw[0],
                   last_raw[size_t(nx / 2 - 1)], last_raw[size_t(nx - 1)]);
     }
