@@ -648,6 +648,11 @@ TEST(CrosscheckCommand, SavedH100SecondRunOfTheRandomBatchStillAgrees) { expect_
 // planted mistakes (regress_gen_8_236, _607).
 TEST(CrosscheckCommand, SavedH100FreshBatchOfSession6StillAgrees) { expect_saved_batch_agrees("random-1000-seed8.tgz", 8, 998); }
 
+// Seed 10, run on the H100 in session 7 (device run 11): 998 agreed as run; 999 once the search let a
+// copy of an odd number of 16-byte halves end a part at an odd multiple of 16 (gen_10_551, measured by
+// `tmaprobe parts` the same session). The one left is a planted mistake (regress_gen_10_994).
+TEST(CrosscheckCommand, SavedH100FreshBatchOfSession7StillAgrees) { expect_saved_batch_agrees("random-1000-seed10.tgz", 10, 999); }
+
 // Batches of different seeds share no protocol (until 2026-11-21 scenario i of batch S came from seed
 // S + i, so batch 2 was batch 1 shifted by one), and a batch larger than its seed range is refused.
 TEST(GenerateCommand, BatchesOfDifferentSeedsShareNoScenario) {
