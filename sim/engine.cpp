@@ -1181,20 +1181,22 @@ class Engine {
     // A store no wait_group retired may still read the CTA's shared memory when it is handed to the
     // next CTA: an error even in a run where the store happened to finish first.
     int unretired = 0, uncommitted = 0;
-    const WarpRt::PendingStore* first = nullptr;
-    uint32_t first_warp = 0;
+    const WarpRt::PendingStore* first = nullptr;  // reported: the fix goes at a store
+    uint32_t store_warp = 0;
+    const auto note = [&](const WarpRt::PendingStore& st, uint32_t warp) {
+      if (!first) first = &st, store_warp = warp;
+    };
     for (uint32_t i = ct.first_warp; i < ct.first_warp + static_cast<uint32_t>(wpc_); ++i) {
       const WarpRt& x = warps_[i];
-      for (const auto* gs : {&x.groups, &x.retiring})
-        for (const auto& g : *gs)
-          if (gs == &x.groups || g.retired_at > now_)
-            for (const auto& st : g.stores)
-              if (++unretired, !first) first = &st, first_warp = i;
-      for (const auto& st : x.open.stores)
-        if (++uncommitted, !first) first = &st, first_warp = i;
+      for (const auto& g : x.groups)
+        for (const auto& st : g.stores) ++unretired, note(st, i);
+      for (const auto& g : x.retiring)
+        if (g.retired_at > now_)
+          for (const auto& st : g.stores) ++unretired, note(st, i);
+      for (const auto& st : x.open.stores) ++uncommitted, note(st, i);
     }
     if (first)
-      return fault("exit_inflight", &warps_[first_warp], first->site,
+      return fault("exit_inflight", &warps_[store_warp], first->site,
                    "CTA " + std::to_string(w.cta) + " exits with " + std::to_string(unretired + uncommitted) +
                        " bulk store(s) that no wait_group waited for: they may still read its shared memory",
                    {uncommitted ? std::to_string(uncommitted) + " of them never committed (commit_group), so no wait_group can cover them"
