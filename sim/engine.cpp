@@ -1134,8 +1134,9 @@ class Engine {
     // Where a part can end (native probe, case 3): after whole 32-byte sectors, and for a copy of an
     // odd number of 16-byte halves also after its half-sector tail, which may land first (x = 16,
     // 48, ...). A crossing anywhere else cannot complete the phase early.
-    if (o_.jitter > 0 && b.initialised && b.completed == e.phase && b.pending == 0 && b.tx > 0 && b.tx < e.value &&
-        part_can_end_at(b.tx, e.value) && (rng_() & 1)) {
+    if ((o_.jitter > 0 || o_.parts_choice) && b.initialised && b.completed == e.phase && b.pending == 0 && b.tx > 0 &&
+        b.tx < e.value && part_can_end_at(b.tx, e.value) &&
+        (o_.parts_choice ? o_.parts_choice(PartsChoice{static_cast<int>(e.target), e.slot, b.completed, b.tx, e.value}) : (rng_() & 1))) {
       const int64_t rest = e.value - b.tx;
       ++ct.tma_inflight;
       push(now_ + 1.0, EventKind::TxLand, e.target, e.slot, e.site, e.from_warp, OpKind::CompleteTx, rest, e.phase);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -24,6 +25,16 @@ struct Replay {
   double noise_ns = 0;
 };
 
+// A landing that could complete a phase early in parts (docs/semantics.md, "TMA delivery in parts"):
+// `bytes` of one copy reach barrier `slot` of `cta` while `completed` phases are done and `tx` bytes
+// are still expected, fewer than the copy brings, at a point where a part can end.
+struct PartsChoice {
+  int cta = 0;
+  uint32_t slot = 0;
+  int64_t completed = 0;
+  int64_t tx = 0, bytes = 0;
+};
+
 struct RunOptions {
   uint64_t seed = 1;
   double jitter = 0.0;              // relative latency jitter in [0, 1): 0.1 = +-10 %
@@ -40,6 +51,10 @@ struct RunOptions {
   // Record model-only rules (sim::is_model_only) as warnings and go on as the hardware would.
   bool hardware_only = false;
   const Replay* replay = nullptr;
+  // Where copies land in parts, chosen from outside (verify::enumerate_parts, crosscheck's search):
+  // when set, every landing that could complete a phase early in parts asks it, with or without
+  // jitter: true splits the copy there, false lands it whole.
+  std::function<bool(const PartsChoice&)> parts_choice;
   // Timing fields set over the architecture's table (what-if runs: `pipesim check --timing`).
   std::vector<std::pair<model::TimingField, double>> timing_overrides;
 };

@@ -192,6 +192,67 @@ TEST(Explore, AnOverDeliveringCopyCompletesEarlyOnlyWhereAPartEnds) {
   }
 }
 
+// Four barriers, each expecting 4096 B of one 8192 B copy: each phase can complete early (a part
+// ends at 4096) or not, independently. The last barrier is never used.
+const char* kFourCrossings =
+    "kernel four on sm_90a\nlaunch ctas = 1, threads = 32\nbarrier b[4] count = 1\nbarrier unused count = 1\n"
+    "role p warp 0:\n  for k in 0 .. 4:\n    arrive_expect_tx b[k] bytes = 4096\n    tma b[k] bytes = 8192\n"
+    "  compute 10 us\nexpect ok\n";
+
+std::string end_parities(const sim::RunResult& r) {
+  std::string bits;
+  for (int k = 0; k < 4; ++k) bits += static_cast<char>('0' + (r.barriers.at(0).at(static_cast<size_t>(k)).completed & 1));
+  return bits;
+}
+
+// On as the hardware goes (crosscheck's runs): a split's rest lands in the next phase instead of
+// stopping the run at early_completion, so later landings are choices too.
+sim::RunOptions as_hardware() {
+  sim::RunOptions o;
+  o.hardware_only = true;
+  return o;
+}
+
+TEST(Explore, EnumeratePartsRunsEveryCombinationOnce) {
+  const CheckResult r = check_text("four.scn", kFourCrossings, {});
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  std::multiset<std::string> seen;
+  const int runs = enumerate_parts(r.kernel, as_hardware(), 100, [&](const sim::RunResult& run) {
+    seen.insert(end_parities(run));
+    return false;
+  });
+  EXPECT_EQ(runs, 16);
+  EXPECT_EQ(seen.size(), 16u);
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), 16u);  // each pattern once
+  EXPECT_EQ(enumerate_parts(r.kernel, as_hardware(), 5, [](const sim::RunResult&) { return false; }), 5);  // the budget holds
+  EXPECT_EQ(enumerate_parts(r.kernel, as_hardware(), 100, [](const sim::RunResult&) { return true; }), 1);  // visit stops it
+  // Stopping at early_completion (pipesim check's rules), a split ends the run: 1 + 4 runs.
+  EXPECT_EQ(enumerate_parts(r.kernel, {}, 100, [](const sim::RunResult&) { return false; }), 5);
+}
+
+// gen_11_329 in small: the device completed some phases early and not others. Random jitter reaches
+// one pattern of n such choices with odds 2^-n; the parts search reaches it (here at once, guided by
+// the device's end parities). A device state no choice gives (the unused barrier flipped) stands.
+TEST(Crosscheck, SearchPartsReachesTheDevicesPatternOfEarlyCompletions) {
+  Prepared p{check_text("four.scn", kFourCrossings, {}), {}};
+  ASSERT_FALSE(p.check.bad_input) << p.check.diagnostic;
+  p.streams = sim::materialise(p.check.kernel);
+  ASSERT_EQ(end_parities(p.check.result), "0000");  // the fixed run lands every copy whole
+  sim::DeviceResult d = device_like_model(p);
+  for (int k : {0, 2, 3}) d.barriers[static_cast<size_t>(k)].parity = 1;
+  const Comparison fixed = compare(p.check.kernel, p.check.result, p.streams, d);
+  ASSERT_EQ(fixed.agreement, Agreement::Disagree);
+  const Comparison c = search_parts(p.check.kernel, fixed, as_hardware(), p.streams, d);
+  EXPECT_EQ(c.agreement, Agreement::AgreeTimingDependent);
+  ASSERT_FALSE(c.notes.empty());
+  EXPECT_NE(c.notes.back().find("copies landing in parts"), std::string::npos) << c.notes.back();
+  d.barriers[4].parity = 1;
+  const Comparison f2 = compare(p.check.kernel, p.check.result, p.streams, d);
+  const Comparison c2 = search_parts(p.check.kernel, f2, as_hardware(), p.streams, d);
+  EXPECT_EQ(c2.agreement, Agreement::Disagree);
+  EXPECT_NE(c2.notes.back().find("none of 17 runs"), std::string::npos) << c2.notes.back();  // guided + 16
+}
+
 // Copies to one barrier need not land in issue order (a straggler on silicon: bug 11's device trace).
 // Expect 8192, then copies of 8192 and (400 ns later) 4096: in order the first completes the phase
 // exactly and the second lands early_completion; if the second lands first, tx crosses zero inside the first, which

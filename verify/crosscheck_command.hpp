@@ -81,6 +81,13 @@ Comparison reconcile(const sim::Kernel& kernel, Comparison fixed, const Explorat
 Comparison replay_device_order(const sim::Kernel& kernel, Comparison fixed, const sim::RunOptions& base,
                                const sim::OpStreams& streams, const sim::DeviceResult& device);
 
+// A disagreement judged against every way the copies can land in parts (verify::enumerate_parts, up
+// to 4096 runs per order), in the fixed order and, with per-op device times, in the device's order:
+// a run that agrees, or runs that together reach every cluster's device outcome, turn it into
+// AgreeTimingDependent (with a note).
+Comparison search_parts(const sim::Kernel& kernel, Comparison fixed, const sim::RunOptions& base, const sim::OpStreams& streams,
+                        const sim::DeviceResult& device);
+
 // The human side-by-side block for one scenario.
 std::string render_comparison(const sim::Kernel& kernel, const sim::OpStreams& streams, const sim::DeviceResult& device,
                               const Comparison& c);

@@ -28,4 +28,30 @@ Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int 
   return e;
 }
 
+int enumerate_parts(const sim::Kernel& kernel, const sim::RunOptions& base, int budget,
+                    const std::function<bool(const sim::RunResult&)>& visit) {
+  std::vector<std::vector<uint8_t>> todo{{}};  // choice prefixes still to run
+  int runs = 0;
+  while (!todo.empty() && runs < budget) {
+    const std::vector<uint8_t> script = std::move(todo.back());
+    todo.pop_back();
+    std::vector<uint8_t> made;  // the choices this run makes: the script's, then "whole"
+    sim::RunOptions o = base;
+    o.parts_choice = [&](const sim::PartsChoice&) {
+      made.push_back(made.size() < script.size() ? script[made.size()] : 0);
+      return made.back() != 0;
+    };
+    const sim::RunResult r = sim::run(kernel, o);
+    ++runs;
+    if (visit(r)) break;
+    // Each choice past the script could have split instead.
+    for (size_t i = made.size(); i-- > script.size();) {
+      std::vector<uint8_t> next(made.begin(), made.begin() + static_cast<std::ptrdiff_t>(i));
+      next.push_back(1);
+      todo.push_back(std::move(next));
+    }
+  }
+  return runs;
+}
+
 }  // namespace pipesim::verify

@@ -3,6 +3,7 @@
 // reports them and `pipesim crosscheck` accepts a device outcome the model can reach (counted apart).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,5 +31,14 @@ struct Exploration {
 // warps' start skew.
 // Throws what sim::run throws (ScenarioError on bad operands).
 Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int n, double jitter);
+
+// Every way one run's copies can land in parts, depth first: each landing that could complete a
+// phase early (docs/semantics.md, "TMA delivery in parts") splits or does not, and each combination
+// of those choices is run once (SPIN-like, stateless: choice points found by running), the timing
+// otherwise base's. Random jitter reaches a combination of n such choices with odds 2^-n; this
+// reaches all of them while 2^n fits the budget. `visit` sees every run and stops the search by
+// returning true. Returns the number of runs made. Throws what sim::run throws.
+int enumerate_parts(const sim::Kernel& kernel, const sim::RunOptions& base, int budget,
+                    const std::function<bool(const sim::RunResult&)>& visit);
 
 }  // namespace pipesim::verify
