@@ -233,46 +233,72 @@ Comparison replay_device_order(const sim::Kernel& kernel, Comparison fixed, cons
     fixed.notes.push_back("no per-op device times (--no-timestamps): the device's order of events was not replayed");
     return fixed;
   }
-  sim::Replay& replay = *stamped;
   sim::RunOptions o = base;
-  o.replay = &replay;
   o.jitter = 0;
   // The exact stamps first, then orders within the stamps' uncertainty: a stamp is taken when the
   // interpreter begins to dispatch an op, some 100 ns of shared issue slots before the op happens.
   constexpr int kNoisyReplays = 128;
   constexpr double kStampUncertaintyNs = 100;
   ClusterCover cover;  // clusters whose device outcome some replay reached
-  for (int i = 0; i <= kNoisyReplays; ++i) {
-    replay.noise_ns = i == 0 ? 0.0 : kStampUncertaintyNs;
-    // Latencies (TMA landing, wake-ups) carry no stamps: the noisy replays jitter them a little too,
-    // which also lets a copy land in parts (docs/semantics.md).
-    o.jitter = i == 0 ? 0.0 : 0.1;
-    o.seed = base.seed + static_cast<uint64_t>(i);
-    Comparison alt;
-    try {
+  // One replay set: the given stamps exactly, then `noisy` times moved within the uncertainty.
+  const auto replays = [&](sim::Replay replay, int noisy, const std::string& how) -> std::optional<Comparison> {
+    o.replay = &replay;
+    for (int i = 0; i <= noisy; ++i) {
+      replay.noise_ns = i == 0 ? 0.0 : kStampUncertaintyNs;
+      // Latencies (TMA landing, wake-ups) carry no stamps: the noisy replays jitter them a little too,
+      // which also lets a copy land in parts (docs/semantics.md).
+      o.jitter = i == 0 ? 0.0 : 0.1;
+      o.seed = base.seed + static_cast<uint64_t>(i);
       const sim::RunResult r = sim::run(kernel, o);
-      alt = compare(kernel, r, streams, device);
+      Comparison alt = compare(kernel, r, streams, device);
       cover.add(r, streams, device);
-    } catch (const std::exception&) {
-      return fixed;
+      if (alt.agreement != Agreement::Agree) continue;
+      alt.agreement = Agreement::AgreeTimingDependent;
+      alt.notes.push_back(i == 0 ? fmt::format("the fixed-order model run gives `{}`; replaying the device's order of events ({}), the "
+                                               "model reaches the device's outcome: the verdict depends on timing",
+                                               fixed.model_verdict, how)
+                                 : fmt::format("the fixed-order model run gives `{}`; replaying the device's order of events ({}) with "
+                                               "each op moved by up to {:.0f} ns (the stamps' uncertainty; replay {} of {}), the model "
+                                               "reaches the device's outcome: the verdict depends on timing",
+                                               fixed.model_verdict, how, kStampUncertaintyNs, i, noisy));
+      return alt;
     }
-    if (alt.agreement != Agreement::Agree) continue;
-    alt.agreement = Agreement::AgreeTimingDependent;
-    alt.notes.push_back(i == 0 ? fmt::format("the fixed-order model run gives `{}`; replaying the device's order of events (its per-op "
-                                             "times), the model reaches the device's outcome: the verdict depends on timing",
-                                             fixed.model_verdict)
-                               : fmt::format("the fixed-order model run gives `{}`; replaying the device's order of events with each op "
-                                             "moved by up to {:.0f} ns (the stamps' uncertainty; replay {} of {}), the model reaches the "
-                                             "device's outcome: the verdict depends on timing",
-                                             fixed.model_verdict, kStampUncertaintyNs, i, kNoisyReplays));
-    return alt;
-  }
-  if (cover.complete(device))
+    return std::nullopt;
+  };
+  int held = 0;  // warps the device left in bar.sync, replayed arriving last
+  const auto composed = [&] {
     return agreed_cluster_by_cluster(std::move(fixed), fmt::format("replaying the device's order of events within the stamps' {:.0f} ns ({} replays)",
                                                                    kStampUncertaintyNs, kNoisyReplays + 1));
-  fixed.notes.push_back(fmt::format("replaying the device's order of events (its per-op times, exactly and {} times within {:.0f} ns), "
+  };
+  try {
+    if (auto hit = replays(*stamped, kNoisyReplays, "its per-op times")) return *hit;
+    if (cover.complete(device)) return composed();
+    // The device's end state tells an order its stamps cannot: a warp left blocked in bar.sync
+    // arrived after that barrier's phase had completed without it, whatever its stamp says (taken
+    // before a dispatch that costs ~270 ns for a named barrier). Held after every other stamp.
+    sim::Replay late = *stamped;
+    double last = 0;
+    for (double t : late.begin_ns) last = std::max(last, t);
+    for (int cta = 0; cta < streams.ctas; ++cta)
+      for (int w = 0; w < streams.warps_per_cta; ++w) {
+        const size_t wi = streams.warp_index(cta, w);
+        if (wi >= device.warps.size() || device.warps[wi].status != static_cast<uint8_t>(sim::DevWarpStatus::BlockedNamed)) continue;
+        const uint64_t gi = streams.begin(cta, w) + static_cast<uint64_t>(device.warps[wi].op);
+        if (device.warps[wi].op < 0 || gi >= streams.end(cta, w)) continue;
+        late.begin_ns[gi] = last + 1000;
+        ++held;
+      }
+    if (held > 0)
+      if (auto hit = replays(std::move(late), 16, fmt::format("its per-op times, with the {} warp(s) it left in bar.sync arriving last", held)))
+        return *hit;
+  } catch (const std::exception&) {
+    return fixed;
+  }
+  if (cover.complete(device)) return composed();
+  fixed.notes.push_back(fmt::format("replaying the device's order of events (its per-op times, exactly and {} times within {:.0f} ns{}), "
                                     "the model still does not reach the device's outcome",
-                                    kNoisyReplays, kStampUncertaintyNs));
+                                    kNoisyReplays, kStampUncertaintyNs,
+                                    held ? fmt::format("; and with the {} warp(s) left in bar.sync arriving last", held) : ""));
   return fixed;
 }
 
