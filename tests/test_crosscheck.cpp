@@ -328,6 +328,16 @@ TEST(Crosscheck, ARaceAgreesOnlyThroughAnExploredInterleaving) {
   EXPECT_EQ(reconcile(p.check.kernel, fixed, Exploration{}, p.streams, d).agreement, Agreement::Disagree);
 }
 
+// n1 as a device that left warp 1 in bar.sync (the rest ran to the end); per-op stamps all zero.
+sim::DeviceResult n1_device_left_warp_1(const Prepared& p) {
+  sim::DeviceResult d = device_like_model(p);
+  d.outcome = sim::DeviceOutcome::Hang;
+  d.warps[1].status = static_cast<uint8_t>(sim::DevWarpStatus::BlockedNamed);
+  d.warps[1].op = 0;
+  d.op_begin_ns.assign(p.streams.ops.size(), 0);
+  return d;
+}
+
 // n1: warps 0 and 1 arrive early on bar.sync 1 (64 threads), warp 2 late, so warp 2 hangs. A device
 // that ran warp 1 late instead (its per-op times say so) hangs in warp 1: the fixed model run
 // disagrees, the replay of the device's order of events agrees.
@@ -335,11 +345,7 @@ TEST(Crosscheck, ReplayingTheDeviceOrderReachesItsOutcome) {
   const Prepared p = prepare("crosscheck/n1_named_extra_warp_starts_next_phase.scn");
   ASSERT_EQ(p.check.result.verdict, sim::Verdict::Hang);
   const sim::OpStreams& s = p.streams;
-  sim::DeviceResult d = device_like_model(p);
-  d.outcome = sim::DeviceOutcome::Hang;
-  d.warps[1].status = static_cast<uint8_t>(sim::DevWarpStatus::BlockedNamed);
-  d.warps[1].op = 0;
-  d.op_begin_ns.assign(s.ops.size(), 0);
+  sim::DeviceResult d = n1_device_left_warp_1(p);
   d.op_begin_ns[s.begin(0, 0)] = 1000;      // warp 0: bar_sync at once
   d.op_begin_ns[s.begin(0, 2)] = 1000;      // warp 2: its compute, then bar_sync 100 ns later
   d.op_begin_ns[s.begin(0, 2) + 1] = 1100;
@@ -366,11 +372,7 @@ TEST(Crosscheck, ReplayingTheDeviceOrderReachesItsOutcome) {
 TEST(Crosscheck, AWarpLeftInBarSyncIsReplayedArrivingLast) {
   const Prepared p = prepare("crosscheck/n1_named_extra_warp_starts_next_phase.scn");
   const sim::OpStreams& s = p.streams;
-  sim::DeviceResult d = device_like_model(p);
-  d.outcome = sim::DeviceOutcome::Hang;
-  d.warps[1].status = static_cast<uint8_t>(sim::DevWarpStatus::BlockedNamed);
-  d.warps[1].op = 0;
-  d.op_begin_ns.assign(s.ops.size(), 0);
+  sim::DeviceResult d = n1_device_left_warp_1(p);
   d.op_begin_ns[s.begin(0, 1)] = 1000;      // warp 1: stamped first
   d.op_begin_ns[s.begin(0, 0)] = 1500;      // warp 0
   d.op_begin_ns[s.begin(0, 2)] = 1000;      // warp 2: its 2 us compute, then bar_sync
