@@ -673,6 +673,23 @@ TEST(CheckCommand, ExploreFailsOnlyARaceTheScenarioDoesNotExpect) {
   EXPECT_EQ(shipped.code, 0) << shipped.out;
 }
 
+// A race comes with its trail: the report of the first explored run that gives the other outcome,
+// and a command that runs that interleaving again (SPIN's counterexample).
+TEST(CheckCommand, ARaceShowsTheInterleavingThatGivesTheOtherOutcome) {
+  const fs::path dir = fs::temp_directory_path() / ("pipesim_test_trail_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "plain.scn") << kStrayArrive << "expect ok\n";
+  const CommandResult r = run_pipesim("check --explore 64 plain.scn", dir.string());
+  const std::regex again(R"(gives `hang` \(seed (\d+), jitter 0.3, instruction cost x1, warps starting apart; again: (pipesim check plain.scn --seed \d+ --jitter 0.3)\):)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, again)) << r.out;
+  EXPECT_NE(r.out.find("  plain.scn:"), std::string::npos) << r.out;  // the trail's report, indented
+  const CommandResult rerun = run_pipesim(m[2].str().substr(std::string("pipesim ").size()), dir.string());
+  fs::remove_all(dir);
+  EXPECT_EQ(rerun.code, 1) << rerun.out;
+  EXPECT_NE(rerun.out.find("got hang"), std::string::npos) << rerun.out;
+}
+
 const std::string kSavedH100 = (fs::path(PIPESIM_SOURCE_DIR) / "tests" / "data" / "h100-2026-11-21").string();
 
 // Silicon as a regression test: the device runs of the h100-probes rows and our named-barrier probes,

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -42,6 +44,33 @@ bool parse_double(const std::string& text, double& out) {
   char* end = nullptr;
   out = std::strtod(text.c_str(), &end);
   return end == text.c_str() + text.size() && std::isfinite(out);
+}
+
+// The trail of a race (as SPIN prints one): for each outcome the fixed run does not give, the full
+// report of the first explored run that gives it, and how to run it again when a plain --seed and
+// --jitter do (issue cost x1, warps starting apart).
+std::string counterexamples(const CheckResult& r, const Exploration& e, const std::string& file, double jitter) {
+  std::string out;
+  std::set<std::string> shown{e.fixed};
+  for (size_t i = 0; i < e.runs.size(); ++i) {
+    const Exploration::Run& run = e.runs[i];
+    const std::string what = outcome_text(run.result);
+    if (!shown.insert(what).second) continue;
+    CheckResult alt = r;
+    alt.result = run.result;
+    std::string how = fmt::format("seed {}, jitter {}, instruction cost x{:g}, warps {}", run.seed, jitter, run.issue_scale,
+                                  run.start_skew ? "starting apart" : "starting together");
+    if (run.issue_scale == 1.0 && run.start_skew) how += fmt::format("; again: pipesim check {} --seed {} --jitter {}", file, run.seed, jitter);
+    out += fmt::format("interleaving {} of {} gives `{}` ({}):\n", i + 1, e.runs.size(), what, how);
+    std::string body = human_report(alt);
+    body = body.substr(body.find('\n') + 1);  // the first line names the scenario again
+    for (size_t at = 0; at < body.size();) {
+      const size_t nl = body.find('\n', at);
+      out += "  " + body.substr(at, nl == std::string::npos ? std::string::npos : nl - at + 1);
+      at = nl == std::string::npos ? body.size() : nl + 1;
+    }
+  }
+  return out;
 }
 
 int run_check(const Options& o) {
@@ -115,6 +144,7 @@ int run_check(const Options& o) {
           if (!r.kernel.expect || !r.kernel.expect->racy) r.matches_expect = false;
         }
         r.report += line + "\n";
+        if (e.timing_dependent()) r.report += counterexamples(r, e, f, o.explore_jitter);
       } catch (const std::exception& ex) {
         r.report += std::string("interleavings: not explored: ") + ex.what() + "\n";
       }

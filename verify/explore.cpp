@@ -19,11 +19,12 @@ Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int 
     o.issue_scale = base.issue_scale * kIssueScale[(i - 1) % 4];
     // Every other group of four starts all warps together (no start skew): with many CTAs a skewed
     // run almost always trips a start race somewhere, which would hide the outcomes behind it.
-    if ((i - 1) / 4 % 2 == 1) o.timing_overrides.emplace_back(&model::Timing::warp_start_skew_ns, 0.0);
+    const bool skew = (i - 1) / 4 % 2 == 0;
+    if (!skew) o.timing_overrides.emplace_back(&model::Timing::warp_start_skew_ns, 0.0);
     o.record_trace = base.record_trace;
     sim::RunResult r = sim::run(kernel, o);
     ++e.outcomes[outcome_text(r)];
-    e.runs.push_back({o.seed, std::move(r)});
+    e.runs.push_back({o.seed, kIssueScale[(i - 1) % 4], skew, std::move(r)});
   }
   return e;
 }

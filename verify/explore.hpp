@@ -15,6 +15,8 @@ namespace pipesim::verify {
 struct Exploration {
   struct Run {
     uint64_t seed;
+    double issue_scale;  // relative to base's
+    bool start_skew;     // warps start up to warp_start_skew_ns apart
     sim::RunResult result;
   };
   std::string fixed;                    // the outcome of the same run without jitter (the default order)
