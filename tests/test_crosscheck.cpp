@@ -685,7 +685,14 @@ TEST(CheckCommand, ARaceShowsTheInterleavingThatGivesTheOtherOutcome) {
   ASSERT_TRUE(std::regex_search(r.out, m, again)) << r.out;
   EXPECT_NE(r.out.find("  plain.scn:"), std::string::npos) << r.out;  // the trail's report, indented
   const CommandResult rerun = run_pipesim(m[2].str().substr(std::string("pipesim ").size()), dir.string());
+  const CommandResult json = run_pipesim("check --json --explore 64 plain.scn", dir.string());
+  const CommandResult json_plain = run_pipesim("check --json plain.scn", dir.string());
   fs::remove_all(dir);
+  // --json carries the same: outcomes, race, and the trail's run and seed.
+  EXPECT_NE(json.out.find("\"race\": true"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"outcome\": \"hang\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"seed\": " + m[1].str()), std::string::npos) << json.out;
+  EXPECT_NE(json_plain.out.find("\"interleavings\": null"), std::string::npos) << json_plain.out;
   EXPECT_EQ(rerun.code, 1) << rerun.out;
   EXPECT_NE(rerun.out.find("got hang"), std::string::npos) << rerun.out;
 }

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,23 @@ struct CheckResult {
   double wall_ms = 0;
   std::string report;           // the human report (hang explanation, findings, timing)
   bool options_empty_commit_local = true;  // the assumption the run used
+  // `--explore`: what the interleaving search found (verify/explore.hpp); absent when not asked.
+  struct Interleavings {
+    int runs = 0;
+    double jitter = 0;
+    std::map<std::string, int> outcomes;  // outcome text -> runs
+    bool race = false;
+    struct Trail {  // the first explored run giving an outcome the fixed run does not
+      std::string outcome;
+      int run = 0;  // 1-based, of `runs`
+      uint64_t seed = 0;
+      double issue_scale = 1;
+      bool start_skew = true;
+    };
+    std::vector<Trail> trails;
+    std::string error;  // the search stopped on bad input at run time
+  };
+  std::optional<Interleavings> interleavings;
 };
 
 CheckResult check_file(const std::string& path, const CheckOptions& options);

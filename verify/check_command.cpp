@@ -46,22 +46,34 @@ bool parse_double(const std::string& text, double& out) {
   return end == text.c_str() + text.size() && std::isfinite(out);
 }
 
-// The trail of a race (as SPIN prints one): for each outcome the fixed run does not give, the full
-// report of the first explored run that gives it, and how to run it again when a plain --seed and
-// --jitter do (issue cost x1, warps starting apart).
-std::string counterexamples(const CheckResult& r, const Exploration& e, const std::string& file, double jitter) {
-  std::string out;
-  std::set<std::string> shown{e.fixed};
+// What --explore found, for the report and --json: the outcomes, and per outcome the fixed run does
+// not give, the first explored run that gives it (the trail of the race, as SPIN keeps one).
+CheckResult::Interleavings summarise(const Exploration& e, double jitter) {
+  CheckResult::Interleavings s;
+  s.runs = static_cast<int>(e.runs.size());
+  s.jitter = jitter;
+  s.outcomes = e.outcomes;
+  s.race = e.timing_dependent();
+  std::set<std::string> seen{e.fixed};
   for (size_t i = 0; i < e.runs.size(); ++i) {
     const Exploration::Run& run = e.runs[i];
     const std::string what = outcome_text(run.result);
-    if (!shown.insert(what).second) continue;
+    if (seen.insert(what).second) s.trails.push_back({what, static_cast<int>(i + 1), run.seed, run.issue_scale, run.start_skew});
+  }
+  return s;
+}
+
+// Each trail's full report, indented, with how to run it again when a plain --seed and --jitter do
+// (instruction cost x1, warps starting apart).
+std::string trails_report(const CheckResult& r, const Exploration& e, const CheckResult::Interleavings& s, const std::string& file) {
+  std::string out;
+  for (const CheckResult::Interleavings::Trail& t : s.trails) {
     CheckResult alt = r;
-    alt.result = run.result;
-    std::string how = fmt::format("seed {}, jitter {}, instruction cost x{:g}, warps {}", run.seed, jitter, run.issue_scale,
-                                  run.start_skew ? "starting apart" : "starting together");
-    if (run.issue_scale == 1.0 && run.start_skew) how += fmt::format("; again: pipesim check {} --seed {} --jitter {}", file, run.seed, jitter);
-    out += fmt::format("interleaving {} of {} gives `{}` ({}):\n", i + 1, e.runs.size(), what, how);
+    alt.result = e.runs[static_cast<size_t>(t.run - 1)].result;
+    std::string how = fmt::format("seed {}, jitter {}, instruction cost x{:g}, warps {}", t.seed, s.jitter, t.issue_scale,
+                                  t.start_skew ? "starting apart" : "starting together");
+    if (t.issue_scale == 1.0 && t.start_skew) how += fmt::format("; again: pipesim check {} --seed {} --jitter {}", file, t.seed, s.jitter);
+    out += fmt::format("interleaving {} of {} gives `{}` ({}):\n", t.run, s.runs, t.outcome, how);
     std::string body = human_report(alt);
     body = body.substr(body.find('\n') + 1);  // the first line names the scenario again
     for (size_t at = 0; at < body.size();) {
@@ -135,6 +147,7 @@ int run_check(const Options& o) {
     if (!r.bad_input && o.explore > 0) {
       try {
         const Exploration e = explore(r.kernel, co.run, o.explore, o.explore_jitter);
+        r.interleavings = summarise(e, o.explore_jitter);
         std::string line = fmt::format("interleavings: {} runs with jitter {}:", o.explore, o.explore_jitter);
         for (const auto& [what, n] : e.outcomes) line += fmt::format(" {} x{}", what, n);
         if (e.timing_dependent()) {
@@ -143,9 +156,10 @@ int run_check(const Options& o) {
           // order hid it.
           if (!r.kernel.expect || !r.kernel.expect->racy) r.matches_expect = false;
         }
-        r.report += line + "\n";
-        if (e.timing_dependent()) r.report += counterexamples(r, e, f, o.explore_jitter);
+        r.report += line + "\n" + trails_report(r, e, *r.interleavings, f);
       } catch (const std::exception& ex) {
+        r.interleavings = CheckResult::Interleavings{};
+        r.interleavings->error = ex.what();
         r.report += std::string("interleavings: not explored: ") + ex.what() + "\n";
       }
     }

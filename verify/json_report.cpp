@@ -66,6 +66,20 @@ struct Slots {
   }
 };
 
+json interleavings_json(const CheckResult& c) {
+  if (!c.interleavings) return nullptr;
+  const CheckResult::Interleavings& s = *c.interleavings;
+  json trails = json::array();
+  for (const auto& t : s.trails)
+    trails.push_back({{"outcome", t.outcome}, {"run", t.run}, {"seed", t.seed}, {"issue_scale", t.issue_scale}, {"start_skew", t.start_skew}});
+  return json{{"runs", s.runs},
+              {"jitter", s.jitter},
+              {"outcomes", s.outcomes},
+              {"race", s.race},
+              {"trails", std::move(trails)},
+              {"error", s.error.empty() ? json(nullptr) : json(s.error)}};
+}
+
 std::string element_name(const sim::Kernel& k, uint32_t a, uint32_t i) {
   if (a >= k.barriers.size()) return fmt::format("#{}[{}]", a, i);
   return fmt::format("{}[{}]", k.barriers[a].name, i);
@@ -197,6 +211,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
     j["barriers"] = json{{"policy", "all"}, {"total", 0}, {"listed", 0}, {"entries", json::array()}};
     j["role_waits"] = json::array();
     j["hang"] = nullptr;
+    j["interleavings"] = nullptr;
     j["report"] = c.report;
     return j;
   }
@@ -241,6 +256,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
     findings.push_back(std::move(e));
   }
   j["findings"] = std::move(findings);
+  j["interleavings"] = interleavings_json(c);
 
   const Slots slots(k);
   json blocked = json::array();
