@@ -685,6 +685,9 @@ TEST(CheckCommand, ARaceShowsTheInterleavingThatGivesTheOtherOutcome) {
   ASSERT_TRUE(std::regex_search(r.out, m, again)) << r.out;
   EXPECT_NE(r.out.find("  plain.scn:"), std::string::npos) << r.out;  // the trail's report, indented
   const CommandResult rerun = run_pipesim(m[2].str().substr(std::string("pipesim ").size()), dir.string());
+  // Flags that change a run are repeated in the line.
+  const CommandResult flagged = run_pipesim("check --explore 64 plain.scn --timing warp_start_skew_ns=250", dir.string());
+  EXPECT_NE(flagged.out.find("again: pipesim check plain.scn --timing warp_start_skew_ns=250 --seed "), std::string::npos) << flagged.out;
   const CommandResult json = run_pipesim("check --json --explore 64 plain.scn", dir.string());
   const CommandResult json_plain = run_pipesim("check --json plain.scn", dir.string());
   fs::remove_all(dir);

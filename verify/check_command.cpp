@@ -65,14 +65,26 @@ CheckResult::Interleavings summarise(const Exploration& e, double jitter) {
 
 // Each trail's full report, indented, with how to run it again when a plain --seed and --jitter do
 // (instruction cost x1, warps starting apart).
-std::string trails_report(const CheckResult& r, const Exploration& e, const CheckResult::Interleavings& s, const std::string& file) {
+// The flags of this check that change what a run does, to repeat them in a "run it again" line.
+std::string run_flags(const Options& o) {
+  std::string out;
+  for (const std::string& d : o.defines) out += " -D " + d;
+  for (const std::string& a : o.assume) out += " --assume " + a;
+  for (const std::string& t : o.timing) out += " --timing " + t;
+  if (o.interp_cost) out += " --interp-cost";
+  if (o.max_events != Options{}.max_events) out += fmt::format(" --max-events {}", o.max_events);
+  return out;
+}
+
+std::string trails_report(const CheckResult& r, const Exploration& e, const CheckResult::Interleavings& s, const std::string& file,
+                          const std::string& flags) {
   std::string out;
   for (const CheckResult::Interleavings::Trail& t : s.trails) {
     CheckResult alt = r;
     alt.result = e.runs[static_cast<size_t>(t.run - 1)].result;
     std::string how = fmt::format("seed {}, jitter {}, instruction cost x{:g}, warps {}", t.seed, s.jitter, t.issue_scale,
                                   t.start_skew ? "starting apart" : "starting together");
-    if (t.issue_scale == 1.0 && t.start_skew) how += fmt::format("; again: pipesim check {} --seed {} --jitter {}", file, t.seed, s.jitter);
+    if (t.issue_scale == 1.0 && t.start_skew) how += fmt::format("; again: pipesim check {}{} --seed {} --jitter {}", file, flags, t.seed, s.jitter);
     out += fmt::format("interleaving {} of {} gives `{}` ({}):\n", t.run, s.runs, t.outcome, how);
     std::string body = human_report(alt);
     body = body.substr(body.find('\n') + 1);  // the first line names the scenario again
@@ -156,7 +168,7 @@ int run_check(const Options& o) {
           // order hid it.
           if (!r.kernel.expect || !r.kernel.expect->racy) r.matches_expect = false;
         }
-        r.report += line + "\n" + trails_report(r, e, *r.interleavings, f);
+        r.report += line + "\n" + trails_report(r, e, *r.interleavings, f, run_flags(o));
       } catch (const std::exception& ex) {
         r.interleavings = CheckResult::Interleavings{};
         r.interleavings->error = ex.what();
