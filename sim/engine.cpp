@@ -468,18 +468,25 @@ class Engine {
     exec(w, id);
   }
 
-  // The warp's newest store from a staging buffer that no wait_group of it has retired yet.
-  static const WarpRt::PendingStore* pending_store(const WarpRt& w, int64_t stage_key, double now) {
-    for (auto st = w.open.stores.rbegin(); st != w.open.stores.rend(); ++st)
-      if (st->stage_key == stage_key) return &*st;
-    for (auto g = w.groups.rbegin(); g != w.groups.rend(); ++g)
-      for (auto st = g->stores.rbegin(); st != g->stores.rend(); ++st)
-        if (st->stage_key == stage_key) return &*st;
+  // Every store of the warp that no wait_group has retired by `now`, oldest first; `committed` is
+  // false for the open group's, which no wait_group can cover.
+  template <class Fn>
+  static void for_each_unretired_store(const WarpRt& w, double now, Fn&& fn) {
     for (const auto& g : w.retiring)
       if (g.retired_at > now)
-        for (const auto& st : g.stores)
-          if (st.stage_key == stage_key) return &st;
-    return nullptr;
+        for (const auto& st : g.stores) fn(st, true);
+    for (const auto& g : w.groups)
+      for (const auto& st : g.stores) fn(st, true);
+    for (const auto& st : w.open.stores) fn(st, false);
+  }
+
+  // The warp's newest store from a staging buffer that no wait_group of it has retired yet.
+  static const WarpRt::PendingStore* pending_store(const WarpRt& w, int64_t stage_key, double now) {
+    const WarpRt::PendingStore* newest = nullptr;
+    for_each_unretired_store(w, now, [&](const WarpRt::PendingStore& st, bool) {
+      if (st.stage_key == stage_key) newest = &st;
+    });
+    return newest;
   }
 
   // A store from the staging buffer not yet retired in this CTA: the writing warp's own first (the
@@ -1136,7 +1143,7 @@ class Engine {
     // 48, ...). A crossing anywhere else cannot complete the phase early.
     if ((o_.jitter > 0 || o_.parts_choice) && b.initialised && b.completed == e.phase && b.pending == 0 && b.tx > 0 &&
         b.tx < e.value && part_can_end_at(b.tx, e.value) &&
-        (o_.parts_choice ? o_.parts_choice(PartsChoice{static_cast<int>(e.target), e.slot, b.completed, b.tx, e.value}) : (rng_() & 1))) {
+        (o_.parts_choice ? o_.parts_choice(PartsChoice{static_cast<int>(e.target), e.slot, b.completed}) : (rng_() & 1))) {
       const int64_t rest = e.value - b.tx;
       ++ct.tma_inflight;
       push(now_ + 1.0, EventKind::TxLand, e.target, e.slot, e.site, e.from_warp, OpKind::CompleteTx, rest, e.phase);
@@ -1184,18 +1191,11 @@ class Engine {
     int unretired = 0, uncommitted = 0;
     const WarpRt::PendingStore* first = nullptr;  // reported: the fix goes at a store
     uint32_t store_warp = 0;
-    const auto note = [&](const WarpRt::PendingStore& st, uint32_t warp) {
-      if (!first) first = &st, store_warp = warp;
-    };
-    for (uint32_t i = ct.first_warp; i < ct.first_warp + static_cast<uint32_t>(wpc_); ++i) {
-      const WarpRt& x = warps_[i];
-      for (const auto& g : x.groups)
-        for (const auto& st : g.stores) ++unretired, note(st, i);
-      for (const auto& g : x.retiring)
-        if (g.retired_at > now_)
-          for (const auto& st : g.stores) ++unretired, note(st, i);
-      for (const auto& st : x.open.stores) ++uncommitted, note(st, i);
-    }
+    for (uint32_t i = ct.first_warp; i < ct.first_warp + static_cast<uint32_t>(wpc_); ++i)
+      for_each_unretired_store(warps_[i], now_, [&](const WarpRt::PendingStore& st, bool committed) {
+        ++(committed ? unretired : uncommitted);
+        if (!first) first = &st, store_warp = i;
+      });
     if (first)
       return fault("exit_inflight", &warps_[store_warp], first->site,
                    "CTA " + std::to_string(w.cta) + " exits with " + std::to_string(unretired + uncommitted) +

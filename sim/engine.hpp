@@ -26,13 +26,12 @@ struct Replay {
 };
 
 // A landing that could complete a phase early in parts (docs/semantics.md, "TMA delivery in parts"):
-// `bytes` of one copy reach barrier `slot` of `cta` while `completed` phases are done and `tx` bytes
-// are still expected, fewer than the copy brings, at a point where a part can end.
+// a copy reaches barrier `slot` of `cta`, with `completed` phases done, bringing more bytes than the
+// phase still expects, and a part can end where they would make up the rest.
 struct PartsChoice {
   int cta = 0;
   uint32_t slot = 0;
   int64_t completed = 0;
-  int64_t tx = 0, bytes = 0;
 };
 
 struct RunOptions {

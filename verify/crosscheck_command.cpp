@@ -233,8 +233,6 @@ Comparison replay_device_order(const sim::Kernel& kernel, Comparison fixed, cons
     fixed.notes.push_back("no per-op device times (--no-timestamps): the device's order of events was not replayed");
     return fixed;
   }
-  sim::RunOptions o = base;
-  o.jitter = 0;
   // The exact stamps first, then orders within the stamps' uncertainty: a stamp is taken when the
   // interpreter begins to dispatch an op, some 100 ns of shared issue slots before the op happens.
   constexpr int kNoisyReplays = 128;
@@ -242,6 +240,7 @@ Comparison replay_device_order(const sim::Kernel& kernel, Comparison fixed, cons
   ClusterCover cover;  // clusters whose device outcome some replay reached
   // One replay set: the given stamps exactly, then `noisy` times moved within the uncertainty.
   const auto replays = [&](sim::Replay replay, int noisy, const std::string& how) -> std::optional<Comparison> {
+    sim::RunOptions o = base;
     o.replay = &replay;
     for (int i = 0; i <= noisy; ++i) {
       replay.noise_ns = i == 0 ? 0.0 : kStampUncertaintyNs;
@@ -327,8 +326,9 @@ Comparison search_parts(const sim::Kernel& kernel, Comparison fixed, const sim::
     hit = std::move(alt);
     return true;
   };
-  for (const sim::Replay* replay : {static_cast<const sim::Replay*>(nullptr), stamped ? &*stamped : nullptr}) {
-    if (runs > 0 && !replay) break;
+  std::vector<const sim::Replay*> orders{nullptr};  // the fixed order, then the device's
+  if (stamped) orders.push_back(&*stamped);
+  for (const sim::Replay* replay : orders) {
     sim::RunOptions o = base;
     o.jitter = 0;
     o.replay = replay;
