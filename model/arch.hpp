@@ -42,6 +42,10 @@ struct Timing {
   double dram_loaded_knee_mib = 0;
   double dram_loaded_ns_per_mib = 0;  // 0: latency independent of load
   double dram_loaded_max_ns = 0;
+  // Unequal shares of a loaded DRAM: a copy into SM i waits in the DRAM queue 1 / w_i times what a
+  // fair queue makes it wait, the weights w_i spread evenly over [1 - s, 1 + s] by SM id
+  // (docs/semantics.md, "Unequal DRAM shares"). 0: every SM waits what the queue says.
+  double dram_share_spread = 0;
   double tma_straggler_ns = 0;      // interleaving search only: how late a straggling copy may land
   double warp_start_skew_ns = 0;    // interleaving search only: a warp's first op starts up to this late
   double smem_bytes_per_ns = 0;     // per SM, what a bulk store reads out of smem

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <queue>
 #include <random>
 #include <string>
@@ -16,6 +17,21 @@
 #include "sim/rules.hpp"
 
 namespace pipesim::sim {
+
+std::optional<CtaEnds> cta_ends(const RunResult& r) {
+  std::map<int, double> end;  // cta -> its last exit; -1 once one of its warps did not exit
+  for (const WarpEnd& w : r.warps) {
+    double& e = end.try_emplace(w.cta, 0.0).first->second;
+    if (w.status != WarpStatus::Exited || e < 0) e = -1;
+    else e = std::max(e, w.exited_ns);
+  }
+  std::vector<double> ends;
+  for (const auto& [c, e] : end)
+    if (e >= 0) ends.push_back(e);
+  if (ends.size() < 2) return std::nullopt;
+  std::sort(ends.begin(), ends.end());
+  return CtaEnds{ends.front(), ends[ends.size() / 2], ends.back(), static_cast<int>(ends.size())};
+}
 
 uint32_t barrier_slot(const Kernel& kernel, uint32_t array, uint32_t index) {
   uint32_t base = 0;
@@ -126,6 +142,7 @@ struct WarpRt {
   Op cur{};
   Block block = Block::None;
   double block_since = 0;
+  double exited_at = -1;
   int64_t ops = 0;
   int64_t cluster_arrived = -1;  // cluster-barrier phase this warp last arrived on
   double remote_done = 0;        // when this warp's last remote arrival lands
@@ -177,6 +194,8 @@ struct SmRt {
   double tc_free = 0;            // tensor pipe busy until
   double tc_busy = 0;            // total tensor pipe time
   double copy_free = 0;          // bulk-copy ingest busy until
+  int copies_inflight = 0;       // TMA loads (or their parts) landing here, not yet landed
+  double share_free = 0;         // its share of a loaded DRAM taken until (dram_share)
   int64_t tmem_free = 0;         // TMEM columns free
   std::vector<uint32_t> alloc_waiters;  // warps blocked in tcgen05.alloc, FIFO
 };
@@ -950,12 +969,20 @@ class Engine {
       // but at least tma_copy_min_ns (native H100 probe: one SM cannot absorb a copy at the whole
       // device's DRAM rate, and back-to-back small copies land ~70 ns apart whatever their size).
       double at = dram_done;
+      const int smi = cta(dst_data).sm;
+      SmRt& sm = sms_[static_cast<size_t>(smi)];
       if (tm_.sm_copy_bytes_per_ns > 0) {
-        SmRt& sm = sms_[static_cast<size_t>(cta(dst_data).sm)];
         sm.copy_free = std::max(sm.copy_free, start) +
                        std::max(tm_.tma_copy_min_ns, static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns);
         at = std::max(at, sm.copy_free);
       }
+      // A copy that had to queue for the DRAM gets no more than its SM's share of it (dram_share),
+      // which may delay it by at most as long again as it queued: an unloaded DRAM shares nothing.
+      if (tm_.dram_share_spread > 0) {
+        sm.share_free = std::max(sm.share_free, issued) + static_cast<double>(op.a) / dram_share(smi);
+        at = std::max(at, std::min(sm.share_free, dram_done + (start - issued)));
+      }
+      copy_inflight(dst, +1);  // counted where it completes bytes (the pair leader's SM for cta_group::2)
       at += latency + straggle();
       land_at = std::max(land_at, at);
       ++dc.tma_inflight;
@@ -970,6 +997,26 @@ class Engine {
     }
     if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, land_at, op.site, "tma " + std::to_string(op.a) + " B -> " + bar_name(s), false});
     push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
+  }
+
+  // Unequal shares of a loaded DRAM (Timing::dram_share_spread, docs/semantics.md): a copy into SM
+  // `smi` waits in the DRAM queue 1 / w times what the fair queue says, w spread evenly over
+  // [1 - s, 1 + s] along the golden-ratio sequence of SM ids. An idle queue makes no one wait, so
+  // only a loaded DRAM is unequal; in a closed loop a slow SM holds its copies longer and the queue
+  // serves the others sooner. Neighbouring ids mix fast and slow: the device's slow SMs change
+  // between machines, and the model claims only how slow the slowest is.
+  double dram_share(int smi) const {
+    const double s = tm_.dram_share_spread;
+    const double u = std::fmod((smi + 0.5) * 0.6180339887498949, 1.0);
+    const int n = active_copy_sms_ + (sms_[static_cast<size_t>(smi)].copies_inflight == 0 ? 1 : 0);
+    return (1.0 + s * (2.0 * u - 1.0)) * tm_.hbm_bytes_per_ns / n;
+  }
+  // Copies in flight into the SM of CTA `c` change by `d` (a copy issued, a part re-queued, a landing).
+  void copy_inflight(int c, int d) {
+    SmRt& sm = sms_[static_cast<size_t>(cta(c).sm)];
+    const bool was = sm.copies_inflight > 0;
+    sm.copies_inflight += d;
+    active_copy_sms_ += (sm.copies_inflight > 0) - was;
   }
 
   // Loaded DRAM latency (Timing::dram_loaded_*) of a copy of `bytes` issued now: from the bytes of
@@ -1124,6 +1171,7 @@ class Engine {
   void land(const Event& e) {
     CtaRt& ct = cta(static_cast<int>(e.target));
     --ct.tma_inflight;
+    copy_inflight(static_cast<int>(e.target), -1);
     const MBarrier& b = ct.bars[e.slot];
     WarpRt* from = &warps_[e.from_warp];
     // The phase these bytes were issued for completed without them: tx reached zero early,
@@ -1146,6 +1194,7 @@ class Engine {
         (o_.parts_choice ? o_.parts_choice(PartsChoice{static_cast<int>(e.target), e.slot, b.completed}) : (rng_() & 1))) {
       const int64_t rest = e.value - b.tx;
       ++ct.tma_inflight;
+      copy_inflight(static_cast<int>(e.target), +1);
       push(now_ + 1.0, EventKind::TxLand, e.target, e.slot, e.site, e.from_warp, OpKind::CompleteTx, rest, e.phase);
       apply(static_cast<int>(e.target), e.slot, OpKind::CompleteTx, e.value - rest, e.site, from);
       return;
@@ -1172,6 +1221,7 @@ class Engine {
   void exit_warp(uint32_t id) {
     WarpRt& w = warps_[id];
     w.status = WarpStatus::Exited;
+    w.exited_at = now_;
     CtaRt& ct = cta(w.cta);
     ClusterRt& cl = clusters_[static_cast<size_t>(cluster_of(w.cta))];
     --cl.live;
@@ -1241,7 +1291,7 @@ class Engine {
                      [](const Finding& a, const Finding& b) { return a.fatal > b.fatal; });
     res_.warps.reserve(warps_.size());
     for (const WarpRt& w : warps_)
-      res_.warps.push_back(WarpEnd{w.cta, w.warp, w.role, w.status, w.cur.site, w.cur, w.ops});
+      res_.warps.push_back(WarpEnd{w.cta, w.warp, w.role, w.status, w.cur.site, w.cur, w.ops, w.exited_at});
     res_.barriers.reserve(ctas_.size());
     for (const CtaRt& c : ctas_) {
       std::vector<BarrierState> v;
@@ -1309,6 +1359,7 @@ class Engine {
   std::vector<uint32_t> array_of_slot_;
   int nctas_ = 0, csize_ = 1, wpc_ = 1;
   std::vector<SmRt> sms_;
+  int active_copy_sms_ = 0;  // SMs with copies in flight (dram_share)
   int ctas_per_sm_ = 1;
   int sms_used_ = 0;
   int observed_cta_group_ = 0;   // cta_group of the kernel's first tcgen05 op

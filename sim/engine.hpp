@@ -87,6 +87,7 @@ struct WarpEnd {
   uint32_t site = 0;       // the op's site when blocked or faulted
   Op op;                   // the op it is blocked on
   int64_t ops_done = 0;
+  double exited_ns = -1;   // when it exited (Exited only)
 };
 
 // A broken hardware rule (verdict error) or a hazard worth a warning.
@@ -153,6 +154,11 @@ struct RunResult {
   int sms_used = 0;
   int cta_group = 0;                // of the tcgen05 instructions (0: none ran)
 };
+
+// When the CTAs ended (the last exit of each CTA's warps), over the CTAs whose warps all exited:
+// how unequal a static split of the work came out. Empty when fewer than two CTAs ended.
+struct CtaEnds { double first_ns, median_ns, last_ns; int ctas; };
+std::optional<CtaEnds> cta_ends(const RunResult& result);
 
 // Runs the kernel to completion, hang or first fatal error. Throws ScenarioError on
 // operands that are bad input (evaluated counts out of range, division by zero ...).

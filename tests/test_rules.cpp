@@ -547,6 +547,57 @@ TEST_F(CheckCommand, LoadedDramLatencySlowsPartlyLoadedStreamsButNotBursts) {
   EXPECT_NEAR(run("tma_burst.scn", burst, true), run("tma_burst.scn", burst, false), 1e-6);
 }
 
+// Unequal DRAM shares (native H100 ring probe and the GEMV's CTA ends): a saturated stream of 132
+// SMs ends its CTAs apart, its slowest later than a fair queue ends them all while the median stays;
+// an unloaded DRAM (33 SMs with one copy each, no queue) and one SM alone share nothing; a burst,
+// whose copies all queue, is delayed by less than the spread.
+TEST_F(CheckCommand, UnequalDramSharesSpreadSaturatedStreamsOnly) {
+  const fs::path cal = fs::path(PIPESIM_SOURCE_DIR) / "scenarios" / "calibration";
+  struct Ends { double first = -1, median = -1, last = -1, predicted = -1; };
+  auto run = [&](const std::string& scn, std::vector<std::string> defs, double spread) {
+    std::vector<std::string> args{"check", "--json", "--timing", "dram_share_spread=" + std::to_string(spread)};
+    for (auto& d : defs) args.insert(args.end(), {"-D", d});
+    args.push_back((cal / scn).string());
+    const CmdRun r = pipesim(tmp, args);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out)["results"][0];
+    Ends e;
+    e.predicted = j["predicted_ns"].get<double>();
+    if (!j["cta_ends_ns"].is_null())
+      e.first = j["cta_ends_ns"]["first"], e.median = j["cta_ends_ns"]["median"], e.last = j["cta_ends_ns"]["last"];
+    return e;
+  };
+  const std::vector<std::string> ring{"CTAS=132", "DEPTH=4", "BYTES=16384", "PER_CTA=62"};
+  const Ends fair = run("tma_ring.scn", ring, 0), spread = run("tma_ring.scn", ring, 0.1);
+  EXPECT_LT(fair.last - fair.first, 0.02 * fair.last);
+  EXPECT_GT(spread.last - spread.first, 0.05 * fair.last);
+  EXPECT_GT(spread.last, fair.last * 1.01);
+  EXPECT_LT(spread.first, fair.first * 0.99);
+  EXPECT_NEAR(spread.median, fair.median, 0.01 * fair.median);
+  EXPECT_DOUBLE_EQ(spread.last, spread.predicted);
+  const std::vector<std::string> unloaded{"CTAS=33", "DEPTH=1", "BYTES=16384", "PER_CTA=62"};
+  EXPECT_DOUBLE_EQ(run("tma_ring.scn", unloaded, 0.1).predicted, run("tma_ring.scn", unloaded, 0).predicted);
+  const std::vector<std::string> alone{"CTAS=1", "DEPTH=8", "BYTES=32768", "PER_CTA=64"};
+  const Ends one = run("tma_ring.scn", alone, 0.1);
+  EXPECT_DOUBLE_EQ(one.predicted, run("tma_ring.scn", alone, 0).predicted);
+  EXPECT_LT(one.first, 0);  // one CTA: no spread to report
+  const std::vector<std::string> burst{"CTAS=128", "COPIES=4", "BYTES=32768"};
+  const double b0 = run("tma_burst.scn", burst, 0).predicted, b1 = run("tma_burst.scn", burst, 0.1).predicted;
+  EXPECT_GT(b1, b0);
+  EXPECT_LT(b1, 1.1 * b0);
+}
+
+TEST_F(CheckCommand, ReportPrintsTheSpreadOfCtaEnds) {
+  const fs::path f = fs::path(PIPESIM_SOURCE_DIR) / "scenarios" / "calibration" / "tma_ring.scn";
+  const CmdRun r = pipesim(tmp, {"check", "-D", "CTAS=4", f.string()});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "CTA ends ")) << r.out;
+  EXPECT_TRUE(has(r.out, "(median)")) << r.out;
+  EXPECT_TRUE(has(r.out, "over 4 CTAs")) << r.out;
+  const CmdRun one = pipesim(tmp, {"check", "-D", "CTAS=1", f.string()});
+  EXPECT_FALSE(has(one.out, "CTA ends")) << one.out;
+}
+
 TEST_F(CheckCommand, JitterOutOfRangeExits2) {
   const CmdRun r = pipesim(tmp, {"check", "--jitter", "1", path_of("stale_wait_ok.scn")});
   EXPECT_EQ(r.code, 2) << r.out << r.err;

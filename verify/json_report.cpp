@@ -204,6 +204,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
     j["launch"] = nullptr;
     j["params"] = json::object();
     j["predicted_ns"] = nullptr;
+    j["cta_ends_ns"] = nullptr;
     j["events"] = 0;
     j["warps"] = json{{"total", 0}, {"exited", 0}, {"blocked", 0}, {"faulted", 0}, {"not_started", 0}};
     j["findings"] = json::array();
@@ -233,6 +234,10 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
   for (const auto& [name, value] : k.params) params[name] = value;
   j["params"] = std::move(params);
   j["predicted_ns"] = r.end_ns;
+  if (const auto e = sim::cta_ends(r))
+    j["cta_ends_ns"] = json{{"first", e->first_ns}, {"median", e->median_ns}, {"last", e->last_ns}, {"ctas", e->ctas}};
+  else
+    j["cta_ends_ns"] = nullptr;
   j["events"] = r.events;
 
   int counts[4] = {0, 0, 0, 0};

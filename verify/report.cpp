@@ -138,6 +138,9 @@ std::string human_report(const CheckResult& r) {
       if (res.tensor_busy_ns > 0) units += fmt::format(", tensor pipes busy {:.1f}% (over {} SMs)", 100.0 * res.tensor_busy_ns / sm_time, res.sms_used);
       out += units + "\n";
     }
+    if (const auto e = sim::cta_ends(res); e && k.launch.ctas > 1)
+      out += fmt::format("  CTA ends {:.3f} .. {:.3f} (median) .. {:.3f} us over {} CTAs\n", e->first_ns / 1000.0,
+                         e->median_ns / 1000.0, e->last_ns / 1000.0, e->ctas);
     std::vector<sim::RunResult::RoleWait> waits = res.role_waits;
     std::sort(waits.begin(), waits.end(), [](auto& a, auto& b) { return a.ns > b.ns; });
     for (size_t i = 0; i < waits.size() && i < 8; ++i) {
