@@ -4,6 +4,7 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <queue>
@@ -947,6 +948,7 @@ class Engine {
     const double latency = jit(tm_.tma_latency_ns) + std::max(0.0, loaded_latency(op.a) - (start - issued));
     double land_at = dram_done + latency;  // the latest landing of this copy, for the trace
     const int base = cluster_of(w.cta) * csize_;
+    const int receivers = op.b == 0 ? 1 : std::popcount(static_cast<uint64_t>(op.b));
     for (int r = 0; r < csize_; ++r) {
       int dst = op.b == 0 ? (r == 0 ? w.cta : -1) : (((op.b >> r) & 1) ? base + r : -1);
       if (dst < 0) continue;
@@ -978,8 +980,9 @@ class Engine {
       }
       // A copy that had to queue for the DRAM gets no more than its SM's share of it (dram_share),
       // which may delay it by at most as long again as it queued: an unloaded DRAM shares nothing.
+      // A multicast copy is read once: each of its k destinations is charged a k-th of its bytes.
       if (tm_.dram_share_spread > 0) {
-        sm.share_free = std::max(sm.share_free, issued) + static_cast<double>(op.a) / dram_share(smi);
+        sm.share_free = std::max(sm.share_free, issued) + static_cast<double>(op.a) / receivers / dram_share(smi);
         at = std::max(at, std::min(sm.share_free, dram_done + (start - issued)));
       }
       copy_inflight(dst, +1);  // counted where it completes bytes (the pair leader's SM for cta_group::2)

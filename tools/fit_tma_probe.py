@@ -4,6 +4,8 @@
   tools/fit_tma_probe.py PIPESIM TMAPROBE_OUTPUT          # case 1: the per-copy constants
   tools/fit_tma_probe.py --ring PIPESIM TMAPROBE_OUTPUT [NAME=VALUE ...]
                                 # case 2a: the loaded DRAM latency (fitted, or judged at NAME=VALUE)
+  tools/fit_tma_probe.py --spread PIPESIM TMAPROBE_OUTPUT [NAME=VALUE ...]
+                                # case 2a: dram_share_spread, from how far apart saturated rings' CTAs end
 
 Runs scenarios/calibration/tma_queue.scn on the model for every (bytes, depth) row the probe printed,
 over a grid of (tma_latency_ns, sm_copy_bytes_per_ns, tma_copy_min_ns) set with `pipesim check
@@ -123,7 +125,44 @@ def burst_check(pipesim, probe, timing):
         m = predicted_ns(pipesim, 'tma_burst.scn', {'BYTES': b, 'COPIES': d, 'CTAS': c}, timing)
         print(f'{"":27} {b:8d} {d:6d} {c:5d} {m:17.0f} / {last:6.0f} {100*(m/last-1):+5.1f}%')
 
+def spread_rows(path):
+    """Case 2a rows of 132 SMs with >= 4 MiB in flight (the DRAM queue holds copies back): (bytes, depth,
+    first CTA end, last CTA end) in us."""
+    out = []
+    for line in section(path, '== 2a'):
+        m = re.match(r'\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+([\d.]+)\.\.\s*([\d.]+)', line)
+        if m and int(m[3]) == 132 and int(m[4]) * 132 >= 4 << 10:
+            out.append((int(m[1]), int(m[2]), float(m[5]), float(m[6])))
+    return out
+
+def ring_ends(pipesim, b, d, timing):
+    per_cta = (128 << 20) // (132 * b)
+    args = check_args(pipesim, 'tma_ring.scn', {'BYTES': b, 'DEPTH': d, 'CTAS': 132, 'PER_CTA': per_cta}, timing, '--json')
+    e = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)['results'][0]['cta_ends_ns']
+    return e['first'], e['last']
+
+def spread_main(pipesim, probe, fixed):
+    """dram_share_spread from how far apart the CTAs of a saturated ring end: (last - first) / last,
+    model against device, over the rows of spread_rows."""
+    data = spread_rows(probe)
+    base = dict((k, float(v)) for k, v in (a.split('=') for a in fixed))
+    def rel(first, last): return (last - first) / last
+    def score(s):
+        t = dict(base, dram_share_spread=s)
+        return sum(abs(rel(*ring_ends(pipesim, b, d, t)) - rel(f, l)) for b, d, f, l in data) / len(data)
+    scores = [(score(s), s) for s in (0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.15)]
+    print('mean |model - device| of (last - first) / last: ' + ', '.join(f'{s}: {e:.4f}' for e, s in scores))
+    err, s = min(scores)
+    print(f'best dram_share_spread={s}: {err:.4f} over {len(data)} rows')
+    print(f'{"bytes":>8} {"depth":>6} {"spread model / device":>24}')
+    for b, d, f, l in data:
+        mf, ml = ring_ends(pipesim, b, d, dict(base, dram_share_spread=s))
+        print(f'{b:8d} {d:6d} {100*rel(mf, ml):10.1f}% / {100*rel(f, l):5.1f}%')
+
+
 if sys.argv[1] == '--ring':
     ring_main(sys.argv[2], sys.argv[3], sys.argv[4:])
+elif sys.argv[1] == '--spread':
+    spread_main(sys.argv[2], sys.argv[3], sys.argv[4:])
 else:
     main()
