@@ -32,8 +32,8 @@ constexpr Timing kHopperTiming{
     .dram_loaded_max_ns = 1000.0,
     // Unequal shares of a loaded DRAM: over long streams the H100's SMs do not get equal bandwidth
     // (native ring probe, case 2a: CTA ends 40.9..44.0 us with 8 MiB in flight; the GEMV's CTA ends
-    // 21.8..26.6 us). Fitted through tma_ring.scn with the loaded latency fixed: mean |GB/s model /
-    // device - 1| 3.9 % over the 45 rings (4.1 % without), bursts within -4.2 .. +1.8 % but one.
+    // 21.8..26.6 us). Fitted to the rings' CTA-end spread (tools/fit_tma_probe.py --spread: 0.13 ->
+    // 0.09, flat past 0.06); larger values cost the bursts (case 2b) and the rings' GB/s.
     .dram_share_spread = 0.06,
     // Copies do not land in issue order: in bug 11's device trace one CTA's four copies land 1.4-2 us
     // apart, a straggler up to 5 us late; the native burst probe (case 2b) spreads CTA ends by 1 us.

@@ -686,6 +686,10 @@ int main(int argc, char** argv) {
     timeline(l2, {.static_permille = 1000}, "L2-resident, static", false);
     timeline(l2, {}, "L2-resident, plan", false);
     l2.dv.release();
+    // A benchmark shape whose bytes fit in the 50 MB L2 (7168x2048x4, 33 MB), not flushed: its
+    // consumers' own rate, whose 1 KiB rows flush a warp sum every two steps.
+    for (Case& c : g_cases)
+      if (c.bytes < (40 << 20)) timeline(c, {}, "plan, L2-resident", false);
   }
   if (g_profile) {
     for (Case& c : g_cases)
