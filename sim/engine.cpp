@@ -1002,12 +1002,12 @@ class Engine {
     push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
   }
 
-  // Unequal shares of a loaded DRAM (Timing::dram_share_spread, docs/semantics.md): a copy into SM
-  // `smi` waits in the DRAM queue 1 / w times what the fair queue says, w spread evenly over
-  // [1 - s, 1 + s] along the golden-ratio sequence of SM ids. An idle queue makes no one wait, so
-  // only a loaded DRAM is unequal; in a closed loop a slow SM holds its copies longer and the queue
-  // serves the others sooner. Neighbouring ids mix fast and slow: the device's slow SMs change
-  // between machines, and the model claims only how slow the slowest is.
+  // Unequal shares of a loaded DRAM (Timing::dram_share_spread, docs/semantics.md): what SM `smi`
+  // may take in now, w * hbm_bytes_per_ns / n over the n SMs with copies in flight (this one
+  // included), w spread evenly over [1 - s, 1 + s] along the golden-ratio sequence of SM ids.
+  // do_tma lets a share delay a copy only as long again as the DRAM queue did, so an idle DRAM is
+  // shared by no one. Neighbouring ids mix fast and slow: the device's slow SMs change between
+  // machines, and the model claims only how slow the slowest is.
   double dram_share(int smi) const {
     const double s = tm_.dram_share_spread;
     const double u = std::fmod((smi + 0.5) * 0.6180339887498949, 1.0);

@@ -85,10 +85,14 @@ def ring_rows(path):
             out.append((int(m[1]), int(m[2]), int(m[3]), float(m[4]), float(m[5])))
     return out
 
+def ring_defs(b, d, ctas):
+    """tma_ring.scn's parameters for a probe row: the probe streams 128 MiB per launch."""
+    return {'BYTES': b, 'DEPTH': d, 'CTAS': ctas, 'PER_CTA': (128 << 20) // (ctas * b)}
+
 def ring_model(pipesim, b, d, ctas, timing):
-    per_cta = (128 << 20) // (ctas * b)  # the probe's 128 MiB per launch
-    ns = predicted_ns(pipesim, 'tma_ring.scn', {'BYTES': b, 'DEPTH': d, 'CTAS': ctas, 'PER_CTA': per_cta}, timing)
-    return ctas * per_cta * b / ns  # GB/s
+    defs = ring_defs(b, d, ctas)
+    ns = predicted_ns(pipesim, 'tma_ring.scn', defs, timing)
+    return ctas * defs['PER_CTA'] * b / ns  # GB/s
 
 def ring_main(pipesim, probe, fixed):
     data = ring_rows(probe)
@@ -136,8 +140,7 @@ def spread_rows(path):
     return out
 
 def ring_ends(pipesim, b, d, timing):
-    per_cta = (128 << 20) // (132 * b)
-    args = check_args(pipesim, 'tma_ring.scn', {'BYTES': b, 'DEPTH': d, 'CTAS': 132, 'PER_CTA': per_cta}, timing, '--json')
+    args = check_args(pipesim, 'tma_ring.scn', ring_defs(b, d, 132), timing, '--json')
     e = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)['results'][0]['cta_ends_ns']
     return e['first'], e['last']
 
