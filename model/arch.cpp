@@ -1,6 +1,7 @@
 #include "model/arch.hpp"
 
 #include <array>
+#include <limits>
 
 namespace pipesim::model {
 namespace {
@@ -218,6 +219,10 @@ TimingField find_timing_field(std::string_view name) {
 }
 
 std::span<const std::string_view> timing_field_names() { return kTimingFieldNames; }
+
+double timing_field_bound(TimingField field) {
+  return field == &Timing::dram_share_spread ? 1.0 : std::numeric_limits<double>::infinity();
+}
 
 const Arch* find_arch(std::string_view name) {
   for (const Arch& a : kArchs)

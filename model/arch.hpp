@@ -42,9 +42,10 @@ struct Timing {
   double dram_loaded_knee_mib = 0;
   double dram_loaded_ns_per_mib = 0;  // 0: latency independent of load
   double dram_loaded_max_ns = 0;
-  // Unequal shares of a loaded DRAM: a copy into SM i waits in the DRAM queue 1 / w_i times what a
-  // fair queue makes it wait, the weights w_i spread evenly over [1 - s, 1 + s] by SM id
-  // (docs/semantics.md, "Unequal DRAM shares"). 0: every SM waits what the queue says.
+  // Unequal shares of a loaded DRAM: while n SMs have copies in flight, SM i takes in no more than
+  // w_i * hbm_bytes_per_ns / n, the weights w_i spread evenly over [1 - s, 1 + s] by SM id; a copy is
+  // held back by its share at most as long again as the DRAM queue held it (docs/semantics.md,
+  // "Unequal DRAM shares"). 0: every SM gets what the queue gives.
   double dram_share_spread = 0;
   double tma_straggler_ns = 0;      // interleaving search only: how late a straggling copy may land
   double warp_start_skew_ns = 0;    // interleaving search only: a warp's first op starts up to this late
@@ -65,6 +66,9 @@ struct Timing {
 using TimingField = double Timing::*;
 TimingField find_timing_field(std::string_view name);
 std::span<const std::string_view> timing_field_names();
+// The exclusive upper bound of a field's values (every field is >= 0): 1 for dram_share_spread,
+// whose weights 1 +- s must stay positive; infinity for the others.
+double timing_field_bound(TimingField field);
 
 // What the device interpreter (kernels/interp) adds to the ops it runs, on the device it runs on.
 // A native kernel pays none of it; `pipesim crosscheck` adds it to the model's run so that both

@@ -124,8 +124,10 @@ int run_check(const Options& o) {
       return 2;
     }
     double value = 0;
-    if (!parse_double(t.substr(eq + 1), value) || value < 0) {
-      std::cerr << fmt::format("pipesim: error: --timing {}: the value must be a number >= 0\n", t);
+    const double bound = model::timing_field_bound(field);
+    if (!parse_double(t.substr(eq + 1), value) || value < 0 || value >= bound) {
+      std::cerr << fmt::format("pipesim: error: --timing {}: the value must be a number >= 0{}\n", t,
+                               std::isinf(bound) ? "" : fmt::format(" and < {}", bound));
       return 2;
     }
     co.run.timing_overrides.emplace_back(field, value);
