@@ -38,14 +38,14 @@ struct Timing {
   double tma_copy_min_ns = 0;       // the least time one copy holds its SM's copy queue (small copies)
   // Loaded DRAM latency: a copy issued while B MiB of copies are in flight device-wide (itself
   // included) lands L = min(dram_loaded_max_ns, dram_loaded_ns_per_mib * max(0, B - dram_loaded_knee_mib))
-  // later, less the time the DRAM queue already held it (so a full queue adds nothing more).
+  // later, less the time sharing the DRAM already held it beyond its own transfer (so a DRAM that
+  // is already shared out adds nothing more).
   double dram_loaded_knee_mib = 0;
   double dram_loaded_ns_per_mib = 0;  // 0: latency independent of load
   double dram_loaded_max_ns = 0;
-  // Unequal shares of a loaded DRAM: while n SMs have copies in flight, SM i takes in no more than
-  // w_i * hbm_bytes_per_ns / n, the weights w_i spread evenly over [1 - s, 1 + s] by SM id; a copy is
-  // held back by its share at most as long again as the DRAM queue held it (docs/semantics.md,
-  // "Unequal DRAM shares"). 0: every SM gets what the queue gives.
+  // Unequal shares of a loaded DRAM: the SMs with a copy in service share hbm_bytes_per_ns max-min
+  // fairly by weights w_i spread evenly over [1 - s, 1 + s] by SM id (sim/dram.hpp; docs/semantics.md,
+  // "The DRAM"). 0: equal shares.
   double dram_share_spread = 0;
   double tma_straggler_ns = 0;      // interleaving search only: how late a straggling copy may land
   double warp_start_skew_ns = 0;    // interleaving search only: a warp's first op starts up to this late

@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <queue>
 #include <random>
 #include <string>
 #include <unordered_map>
 
+#include "sim/dram.hpp"
 #include "sim/explain.hpp"
 #include "sim/lowering.hpp"
 #include "sim/mbarrier.hpp"
@@ -44,7 +47,7 @@ namespace {
 
 constexpr int kNamedBarriers = 16;
 
-enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, AsyncArrive };
+enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, AsyncArrive, DramDone };
 
 struct Event {
   double t;
@@ -194,9 +197,6 @@ struct SmRt {
   int resident = 0;              // CTAs on this SM
   double tc_free = 0;            // tensor pipe busy until
   double tc_busy = 0;            // total tensor pipe time
-  double copy_free = 0;          // bulk-copy ingest busy until
-  int copies_inflight = 0;       // TMA loads (or their parts) landing here, not yet landed
-  double share_free = 0;         // its share of a loaded DRAM taken until (dram_share)
   int64_t tmem_free = 0;         // TMEM columns free
   std::vector<uint32_t> alloc_waiters;  // warps blocked in tcgen05.alloc, FIFO
 };
@@ -212,9 +212,8 @@ struct ClusterRt {
 
 class Engine {
  public:
-  Engine(const Kernel& k, const RunOptions& o) : k_(k), o_(o), rng_(o.seed) {
-    tm_ = k.arch->time;
-    for (const auto& [field, value] : o.timing_overrides) tm_.*field = value;
+  Engine(const Kernel& k, const RunOptions& o)
+      : k_(k), o_(o), tm_(timing_of(k, o)), rng_(o.seed), dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, k.arch->cap.sms)) {
     tm_.op_issue_ns *= o.issue_scale;
     tm_.tma_issue_ns *= o.issue_scale;
     tm_.mma_issue_ns *= o.issue_scale;
@@ -244,7 +243,7 @@ class Engine {
       const Event e = q_.pop();
       // Simulated events: every op a warp executes and every asynchronous completion (a batch
       // of wake-ups counts its warps' steps, not itself).
-      if (e.kind != EventKind::WakeBatch && e.kind != EventKind::WarpStep) ++res_.events;
+      if (e.kind != EventKind::WakeBatch && e.kind != EventKind::WarpStep && e.kind != EventKind::DramDone) ++res_.events;
       now_ = std::max(now_, e.t);  // keys round to 1 ps; time never runs backwards
       dispatch(e);
     }
@@ -395,6 +394,7 @@ class Engine {
         break;
       }
       case EventKind::TxLand: land(e); break;
+      case EventKind::DramDone: dram_done(e); break;
       case EventKind::RemoteOp: deliver(e, std::string(op_name(e.op))); break;
       case EventKind::AsyncArrive: deliver(e, "tcgen05.commit arrival"); break;
     }
@@ -634,6 +634,7 @@ class Engine {
         w.open.write_done = std::max(w.open.write_done, hbm_free_);
         w.open.stores.push_back({op.b, op.site});
         dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+        dram_add(cta(w.cta).sm, static_cast<double>(op.a), 0, DramCopy{.store = true});
         if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, hbm_free_, op.site, "store " + std::to_string(op.a) + " B", false});
         push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
         return;
@@ -939,16 +940,14 @@ class Engine {
       return fault("bad_operand", &w, op.site, "multicast mask " + std::to_string(op.b) + (op.b == 0 ? " names no CTA" : " names ranks outside a cluster of " + std::to_string(csize_)));
     const uint32_t s = slot(op.bar);
     const double issued = now_ + jit(tm_.tma_issue_ns);
-    const double start = std::max(issued, hbm_free_);
-    hbm_free_ = start + static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
     dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
-    const double dram_done = hbm_free_;
-    // The loaded latency is queueing too: what the DRAM queue already made this copy wait counts
-    // toward it, so in a burst (queue full) it adds nothing and in a partly loaded stream it adds all.
-    const double latency = jit(tm_.tma_latency_ns) + std::max(0.0, loaded_latency(op.a) - (start - issued));
-    double land_at = dram_done + latency;  // the latest landing of this copy, for the trace
+    const double latency = jit(tm_.tma_latency_ns);
+    const double loaded = loaded_latency(op.a);
     const int base = cluster_of(w.cta) * csize_;
     const int receivers = op.b == 0 ? 1 : std::popcount(static_cast<uint64_t>(op.b));
+    // The copy's trace span ends where its last destination's bytes land (dram_done stretches it).
+    const size_t span = o_.record_trace ? res_.spans.size() : SIZE_MAX;
+    if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, now_, op.site, "tma " + std::to_string(op.a) + " B -> " + bar_name(s), false});
     for (int r = 0; r < csize_; ++r) {
       int dst = op.b == 0 ? (r == 0 ? w.cta : -1) : (((op.b >> r) & 1) ? base + r : -1);
       if (dst < 0) continue;
@@ -967,64 +966,79 @@ class Engine {
                "TMA completes bytes on " + bar_name(s) + " of CTA " + std::to_string(dst) +
                    " before its init was made visible (fence_init" + std::string(remote ? " and a cluster barrier)" : ")")))
         return;
-      // Each destination SM takes its copies in one after another, each for bytes / sm_copy_bytes_per_ns
-      // but at least tma_copy_min_ns (native H100 probe: one SM cannot absorb a copy at the whole
-      // device's DRAM rate, and back-to-back small copies land ~70 ns apart whatever their size).
-      double at = dram_done;
-      const int smi = cta(dst_data).sm;
-      SmRt& sm = sms_[static_cast<size_t>(smi)];
-      if (tm_.sm_copy_bytes_per_ns > 0) {
-        sm.copy_free = std::max(sm.copy_free, start) +
-                       std::max(tm_.tma_copy_min_ns, static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns);
-        at = std::max(at, sm.copy_free);
-      }
-      // A copy that had to queue for the DRAM gets no more than its SM's share of it (dram_share),
-      // which may delay it by at most as long again as it queued: an unloaded DRAM shares nothing.
-      // A multicast copy is read once: each of its k destinations is charged a k-th of its bytes.
-      if (tm_.dram_share_spread > 0) {
-        sm.share_free = std::max(sm.share_free, issued) + static_cast<double>(op.a) / receivers / dram_share(smi);
-        at = std::max(at, std::min(sm.share_free, dram_done + (start - issued)));
-      }
-      copy_inflight(dst, +1);  // counted where it completes bytes (the pair leader's SM for cta_group::2)
-      at += latency + straggle();
-      land_at = std::max(land_at, at);
+      // The destination SM takes its copies in one after another, each no faster than
+      // bytes / max(tma_copy_min_ns, bytes / sm_copy_bytes_per_ns) (native H100 probe: one SM cannot
+      // absorb a copy at the whole device's DRAM rate, and back-to-back small copies land ~70 ns apart
+      // whatever their size), and shares the DRAM with the other SMs (sim/dram.hpp). A multicast copy
+      // is read once: each of its k destinations takes a k-th of its bytes from the DRAM.
+      const double dram_bytes = static_cast<double>(op.a) / receivers;
+      const double ingest_ns = std::max(tm_.tma_copy_min_ns, static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns);
+      const double cap = tm_.sm_copy_bytes_per_ns > 0 ? dram_bytes / ingest_ns : 0;
       ++dc.tma_inflight;
       dc.inflight_site = op.site;
       dc.inflight_warp = id;
-      push(at, EventKind::TxLand, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, op.a,
-           dc.bars[s].completed);
+      dram_add(cta(dst_data).sm, dram_bytes, cap,
+               DramCopy{.target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
+                        .phase = dc.bars[s].completed, .dram_bytes = dram_bytes, .entered = now_,
+                        .unloaded_ns = cap > 0 ? dram_bytes / cap : 0,
+                        .latency = latency + (issued - now_) + straggle(), .loaded = loaded, .span = span});
     }
-    if (loaded_tracked()) {
-      dram_inflight_.push({land_at, op.a});
-      dram_inflight_bytes_ += op.a;
-    }
-    if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, land_at, op.site, "tma " + std::to_string(op.a) + " B -> " + bar_name(s), false});
     push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
   }
 
-  // Unequal shares of a loaded DRAM (Timing::dram_share_spread, docs/semantics.md): what SM `smi`
-  // may take in now, w * hbm_bytes_per_ns / n over the n SMs with copies in flight (this one
-  // included), w spread evenly over [1 - s, 1 + s] along the golden-ratio sequence of SM ids.
-  // do_tma lets a share delay a copy only as long again as the DRAM queue did, so an idle DRAM is
-  // shared by no one. Neighbouring ids mix fast and slow: the device's slow SMs change between
-  // machines, and the model claims only how slow the slowest is.
-  double dram_share(int smi) const {
-    const double s = tm_.dram_share_spread;
-    const double u = std::fmod((smi + 0.5) * 0.6180339887498949, 1.0);
-    const int n = active_copy_sms_ + (sms_[static_cast<size_t>(smi)].copies_inflight == 0 ? 1 : 0);
-    return (1.0 + s * (2.0 * u - 1.0)) * tm_.hbm_bytes_per_ns / n;
+  // ------------------------------------------------------------- the DRAM
+  // What a copy (or a store) waits on in the DRAM queue, and what happens when the DRAM has served it.
+  struct DramCopy {
+    bool store = false;  // a bulk store takes bandwidth; its completion is timed by the store itself
+    uint32_t target = 0, slot = 0, site = 0, from = 0;
+    int64_t bytes = 0, phase = 0;
+    double dram_bytes = 0;
+    double entered = 0, unloaded_ns = 0, latency = 0, loaded = 0;
+    size_t span = SIZE_MAX;  // its trace span, stretched to the landing
+  };
+  void dram_add(int sm, double bytes, double cap, DramCopy c) {
+    uint32_t token;
+    if (!free_copies_.empty()) {
+      token = free_copies_.back();
+      free_copies_.pop_back();
+    } else {
+      token = static_cast<uint32_t>(copies_.size());
+      copies_.emplace_back();
+    }
+    copies_[token] = c;
+    dram_.advance(now_);
+    const uint64_t g = dram_.generation();
+    dram_.add(sm, bytes, cap, token);
+    if (dram_.generation() != g) schedule_dram();
   }
-  // Copies in flight into the SM of CTA `c` change by `d` (a copy issued, a part re-queued, a landing).
-  void copy_inflight(int c, int d) {
-    SmRt& sm = sms_[static_cast<size_t>(cta(c).sm)];
-    const bool was = sm.copies_inflight > 0;
-    sm.copies_inflight += d;
-    active_copy_sms_ += (sm.copies_inflight > 0) - was;
+  void schedule_dram() {
+    const double t = dram_.next_done();
+    if (t < std::numeric_limits<double>::infinity())
+      push(t, EventKind::DramDone, 0, 0, 0, 0, OpKind::Compute, static_cast<int64_t>(dram_.generation()));
+  }
+  // The DRAM has served copies: each lands after the TMA latency, and after the loaded latency
+  // where the DRAM queue has not already made it wait that long (Timing::dram_loaded_*).
+  void dram_done(const Event& e) {
+    if (static_cast<uint64_t>(e.value) != dram_.generation()) return;  // the rates changed since
+    dram_.advance(now_);
+    done_tokens_.clear();
+    dram_.take_done(done_tokens_);
+    for (uint32_t t : done_tokens_) {
+      const DramCopy c = copies_[t];
+      free_copies_.push_back(t);
+      if (c.store) continue;
+      const double waited = now_ - c.entered - c.unloaded_ns;  // beyond its own transfer: sharing
+      const double at = now_ + c.latency + std::max(0.0, c.loaded - waited);
+      if (loaded_tracked()) dram_inflight_.push({at, c.dram_bytes});
+      push(at, EventKind::TxLand, c.target, c.slot, c.site, c.from, OpKind::CompleteTx, c.bytes, c.phase);
+      if (c.span != SIZE_MAX) res_.spans[c.span].end_ns = std::max(res_.spans[c.span].end_ns, at);
+    }
+    schedule_dram();
   }
 
   // Loaded DRAM latency (Timing::dram_loaded_*) of a copy of `bytes` issued now: from the bytes of
-  // copies issued and not yet landed, device-wide, this copy's included. do_tma records each copy
-  // once it knows its landing (a multicast copy is read once and counts once); landed ones drop here.
+  // copies issued and not yet landed, device-wide, this copy's included (a multicast copy is read
+  // once and counts once). do_tma adds a copy's bytes; dram_done records when they land.
   bool loaded_tracked() const { return tm_.dram_loaded_ns_per_mib > 0; }
   double loaded_latency(int64_t bytes) {
     if (!loaded_tracked()) return 0;
@@ -1032,7 +1046,8 @@ class Engine {
       dram_inflight_bytes_ -= dram_inflight_.top().second;
       dram_inflight_.pop();
     }
-    const double mib = static_cast<double>(dram_inflight_bytes_ + bytes) / (1024.0 * 1024.0);
+    dram_inflight_bytes_ += static_cast<double>(bytes);
+    const double mib = dram_inflight_bytes_ / (1024.0 * 1024.0);
     return std::min(tm_.dram_loaded_max_ns, tm_.dram_loaded_ns_per_mib * std::max(0.0, mib - tm_.dram_loaded_knee_mib));
   }
 
@@ -1174,7 +1189,6 @@ class Engine {
   void land(const Event& e) {
     CtaRt& ct = cta(static_cast<int>(e.target));
     --ct.tma_inflight;
-    copy_inflight(static_cast<int>(e.target), -1);
     const MBarrier& b = ct.bars[e.slot];
     WarpRt* from = &warps_[e.from_warp];
     // The phase these bytes were issued for completed without them: tx reached zero early,
@@ -1197,7 +1211,6 @@ class Engine {
         (o_.parts_choice ? o_.parts_choice(PartsChoice{static_cast<int>(e.target), e.slot, b.completed}) : (rng_() & 1))) {
       const int64_t rest = e.value - b.tx;
       ++ct.tma_inflight;
-      copy_inflight(static_cast<int>(e.target), +1);
       push(now_ + 1.0, EventKind::TxLand, e.target, e.slot, e.site, e.from_warp, OpKind::CompleteTx, rest, e.phase);
       apply(static_cast<int>(e.target), e.slot, OpKind::CompleteTx, e.value - rest, e.site, from);
       return;
@@ -1344,6 +1357,23 @@ class Engine {
     }
   }
 
+  // The architecture's timing with the run's overrides.
+  static model::Timing timing_of(const Kernel& k, const RunOptions& o) {
+    model::Timing t = k.arch->time;
+    for (const auto& [field, value] : o.timing_overrides) t.*field = value;
+    return t;
+  }
+  // Unequal shares of a loaded DRAM (Timing::dram_share_spread, docs/semantics.md): SM i's weight,
+  // spread evenly over [1 - s, 1 + s] along the golden-ratio sequence of SM ids. Neighbouring ids mix
+  // fast and slow: the device's slow SMs change between machines, and the model claims only how slow
+  // the slowest is.
+  static std::vector<double> dram_weights(const model::Timing& t, int64_t sms) {
+    std::vector<double> w(static_cast<size_t>(sms));
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = 1.0 + t.dram_share_spread * (2.0 * std::fmod((static_cast<double>(i) + 0.5) * 0.6180339887498949, 1.0) - 1.0);
+    return w;
+  }
+
   const Kernel& k_;
   RunOptions o_;
   model::Timing tm_;
@@ -1352,17 +1382,20 @@ class Engine {
   uint64_t seq_ = 0;
   double now_ = 0;
   double hbm_free_ = 0;
-  // Copies in flight for the loaded latency: (landing time, bytes), earliest landing on top.
-  using InflightCopy = std::pair<double, int64_t>;
+  DramQueue dram_;
+  // Copies in flight for the loaded latency: (landing time, bytes), earliest landing on top; the
+  // bytes of copies the DRAM has not served yet are counted but have no landing time.
+  using InflightCopy = std::pair<double, double>;
   std::priority_queue<InflightCopy, std::vector<InflightCopy>, std::greater<>> dram_inflight_;
-  int64_t dram_inflight_bytes_ = 0;
+  double dram_inflight_bytes_ = 0;
+  std::vector<DramCopy> copies_;  // indexed by DRAM token
+  std::vector<uint32_t> free_copies_, done_tokens_;
   bool fatal_ = false;
   bool overshoot_warned_ = false;
   uint32_t slots_ = 0;
   std::vector<uint32_t> array_of_slot_;
   int nctas_ = 0, csize_ = 1, wpc_ = 1;
   std::vector<SmRt> sms_;
-  int active_copy_sms_ = 0;  // SMs with copies in flight (dram_share)
   int ctas_per_sm_ = 1;
   int sms_used_ = 0;
   int observed_cta_group_ = 0;   // cta_group of the kernel's first tcgen05 op

@@ -532,8 +532,8 @@ TEST_F(CheckCommand, TimingOverrideReplacesATableValueAndSmallCopiesQueuePerSm) 
 }
 
 // Loaded DRAM latency (native H100 probe, case 2a): with many copies in flight device-wide the
-// round trip grows before the DRAM saturates, so a ring with 2 MiB in flight streams ~25 % slower
-// than the queue alone allows; below the knee (0.5 MiB) it changes nothing; and in a burst the
+// round trip grows before the DRAM saturates, so a ring with 2 MiB in flight streams ~10 % slower
+// than the shared DRAM alone allows; below the knee (0.5 MiB) it changes nothing; and in a burst the
 // DRAM queue's own wait already covers it (the two do not add).
 TEST_F(CheckCommand, LoadedDramLatencySlowsPartlyLoadedStreamsButNotBursts) {
   const fs::path cal = fs::path(PIPESIM_SOURCE_DIR) / "scenarios" / "calibration";
@@ -547,18 +547,19 @@ TEST_F(CheckCommand, LoadedDramLatencySlowsPartlyLoadedStreamsButNotBursts) {
     return predicted_us(r.out);
   };
   const std::vector<std::string> ring2mib{"CTAS=132", "DEPTH=1", "BYTES=16384", "PER_CTA=62"};
-  EXPECT_GT(run("tma_ring.scn", ring2mib, true), 1.2 * run("tma_ring.scn", ring2mib, false));
+  EXPECT_GT(run("tma_ring.scn", ring2mib, true), 1.08 * run("tma_ring.scn", ring2mib, false));
   const std::vector<std::string> ring_half_mib{"CTAS=33", "DEPTH=1", "BYTES=16384", "PER_CTA=62"};
   EXPECT_NEAR(run("tma_ring.scn", ring_half_mib, true), run("tma_ring.scn", ring_half_mib, false), 1e-6);
   const std::vector<std::string> burst{"CTAS=128", "COPIES=4", "BYTES=32768"};
   EXPECT_NEAR(run("tma_burst.scn", burst, true), run("tma_burst.scn", burst, false), 1e-6);
 }
 
-// Unequal DRAM shares (native H100 ring probe and the GEMV's CTA ends): a saturated stream of 132
-// SMs ends its CTAs apart, its slowest later than a fair queue ends them all while the median stays;
-// an unloaded DRAM (33 SMs with one copy each, no queue) and one SM alone share nothing; a burst,
-// whose copies all queue, is delayed by less than the spread.
-TEST_F(CheckCommand, UnequalDramSharesSpreadSaturatedStreamsOnly) {
+// Unequal DRAM shares (native H100 probe: rings' CTA ends, a cold start's first landings): SMs
+// that compete for a loaded DRAM are served at rates spread by their weights, so a saturated stream
+// of 132 SMs ends its CTAs apart; the DRAM is still never idle while SMs wait, so the slowest ends
+// about when a fair DRAM ends them all. SMs that are each limited by their own ingest (8 SMs) or
+// alone share nothing; in a burst the fast SMs finish early and the last copy lands as before.
+TEST_F(CheckCommand, UnequalDramSharesSpreadCompetingSmsOnly) {
   const fs::path cal = fs::path(PIPESIM_SOURCE_DIR) / "scenarios" / "calibration";
   struct Ends { double first = -1, median = -1, last = -1, predicted = -1; };
   auto run = [&](const std::string& scn, std::vector<std::string> defs, double spread) {
@@ -577,21 +578,21 @@ TEST_F(CheckCommand, UnequalDramSharesSpreadSaturatedStreamsOnly) {
   const std::vector<std::string> ring{"CTAS=132", "DEPTH=4", "BYTES=16384", "PER_CTA=62"};
   const Ends fair = run("tma_ring.scn", ring, 0), spread = run("tma_ring.scn", ring, 0.1);
   EXPECT_LT(fair.last - fair.first, 0.02 * fair.last);
-  EXPECT_GT(spread.last - spread.first, 0.05 * fair.last);
-  EXPECT_GT(spread.last, fair.last * 1.01);
-  EXPECT_LT(spread.first, fair.first * 0.99);
-  EXPECT_NEAR(spread.median, fair.median, 0.01 * fair.median);
+  EXPECT_LT(spread.first, fair.first * 0.95);
+  EXPECT_LT(spread.median, fair.median);
+  EXPECT_GE(spread.last, fair.last);
+  EXPECT_LT(spread.last, fair.last * 1.02);
   EXPECT_DOUBLE_EQ(spread.last, spread.predicted);
-  const std::vector<std::string> unloaded{"CTAS=33", "DEPTH=1", "BYTES=16384", "PER_CTA=62"};
-  EXPECT_DOUBLE_EQ(run("tma_ring.scn", unloaded, 0.1).predicted, run("tma_ring.scn", unloaded, 0).predicted);
+  const std::vector<std::string> capped{"CTAS=8", "DEPTH=1", "BYTES=16384", "PER_CTA=62"};
+  EXPECT_DOUBLE_EQ(run("tma_ring.scn", capped, 0.1).predicted, run("tma_ring.scn", capped, 0).predicted);
   const std::vector<std::string> alone{"CTAS=1", "DEPTH=8", "BYTES=32768", "PER_CTA=64"};
   const Ends one = run("tma_ring.scn", alone, 0.1);
   EXPECT_DOUBLE_EQ(one.predicted, run("tma_ring.scn", alone, 0).predicted);
   EXPECT_LT(one.first, 0);  // one CTA: no spread to report
   const std::vector<std::string> burst{"CTAS=128", "COPIES=4", "BYTES=32768"};
-  const double b0 = run("tma_burst.scn", burst, 0).predicted, b1 = run("tma_burst.scn", burst, 0.1).predicted;
-  EXPECT_GT(b1, b0);
-  EXPECT_LT(b1, 1.1 * b0);
+  const Ends b0 = run("tma_burst.scn", burst, 0), b1 = run("tma_burst.scn", burst, 0.1);
+  EXPECT_NEAR(b1.predicted, b0.predicted, 0.01 * b0.predicted);
+  EXPECT_LT(b1.first, 0.95 * b0.first);
 }
 
 TEST_F(CheckCommand, ReportPrintsTheSpreadOfCtaEnds) {

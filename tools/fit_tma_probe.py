@@ -6,6 +6,9 @@
                                 # case 2a: the loaded DRAM latency (fitted, or judged at NAME=VALUE)
   tools/fit_tma_probe.py --spread PIPESIM TMAPROBE_OUTPUT [NAME=VALUE ...]
                                 # case 2a: dram_share_spread, from how far apart saturated rings' CTAs end
+  tools/fit_tma_probe.py --dram PIPESIM TMAPROBE_OUTPUT START_OUTPUT [NAME=VALUE ...]
+                                # the DRAM's constants together: rings (2a), bursts (2b) and cold starts
+                                # (2c, `tmaprobe start`), over a grid, or judged at NAME=VALUE
 
 Runs scenarios/calibration/tma_queue.scn on the model for every (bytes, depth) row the probe printed,
 over a grid of (tma_latency_ns, sm_copy_bytes_per_ns, tma_copy_min_ns) set with `pipesim check
@@ -162,8 +165,82 @@ def spread_main(pipesim, probe, fixed):
         mf, ml = ring_ends(pipesim, b, d, dict(base, dram_share_spread=s))
         print(f'{b:8d} {d:6d} {100*rel(mf, ml):10.1f}% / {100*rel(f, l):5.1f}%')
 
+def start_rows(path):
+    """Case 2c: {(bytes, depth, ctas, per_cta): [(copy j, min, median, max landing ns)]}."""
+    out = {}
+    for line in section(path, '== 2c'):
+        m = re.match(r'\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$', line)
+        if m:
+            out.setdefault(tuple(int(x) for x in m.groups()[:4]), []).append((int(m[5]), float(m[6]), float(m[7]), float(m[8])))
+    return out
 
-if sys.argv[1] == '--ring':
+WAKE_NS = 55  # the H100's whole-warp wake (model/arch.cpp): the probe stamps a landing when its warp sees it
+
+def start_model(pipesim, b, d, ctas, per_cta, timing, trace):
+    """The model's landings of each CTA's copies in tma_ring.scn as its warp sees them: per CTA, the
+    completions of its full barriers in order, each seen a wake after it and after the one before (ns)."""
+    args = check_args(pipesim, 'tma_ring.scn', {'BYTES': b, 'DEPTH': d, 'CTAS': ctas, 'PER_CTA': per_cta}, timing, '--trace', trace)
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    ev = json.load(open(trace))
+    ev = ev['traceEvents'] if isinstance(ev, dict) else ev
+    per = {}
+    for e in ev:
+        if e.get('ph') == 'i' and e['name'].startswith('ab.full'):
+            per.setdefault(e['pid'], []).append(e['ts'] * 1e3)
+    out = []
+    for v in per.values():
+        seen, t = [], 0.0
+        for landed in sorted(v):
+            t = max(t, landed) + WAKE_NS
+            seen.append(t)
+        out.append(seen)
+    return out
+
+def dram_score(pipesim, probe, start, timing, show=False):
+    """Mean |model/device - 1| of ring GB/s (2a), burst last landings (2b), cold-start median landings
+    (2c), and mean |model - device| of saturated rings' (last - first) / last CTA ends."""
+    rings = sum(abs(ring_model(pipesim, b, d, c, timing) / g - 1) for b, d, c, g, _ in ring_rows(probe)) / len(ring_rows(probe))
+    bursts = burst_rows(probe)
+    burst = sum(abs(predicted_ns(pipesim, 'tma_burst.scn', {'BYTES': b, 'COPIES': d, 'CTAS': c}, timing) / last - 1)
+                for b, d, c, last in bursts) / len(bursts)
+    def rel(first, last): return (last - first) / last
+    spreads = spread_rows(probe)
+    spread = sum(abs(rel(*ring_ends(pipesim, b, d, timing)) - rel(f, l)) for b, d, f, l in spreads) / len(spreads)
+    trace = os.path.join(tempfile.mkdtemp(), 't.json')
+    errs = []
+    for (b, d, c, p), copies in start_rows(start).items():
+        per = start_model(pipesim, b, d, c, p, timing, trace)
+        if show:
+            print(f'   cold start {b} B x {d} deep, {c} CTAs, {p} copies each: copy, device min / median / max, model min / median / max (ns)')
+        for j, lo, med, hi in copies:
+            t = sorted(v[j] for v in per)
+            errs.append(abs(t[len(t) // 2] / med - 1))
+            if show:
+                print(f'   {j:4d} {lo:7.0f} {med:7.0f} {hi:7.0f}   {t[0]:7.0f} {t[len(t) // 2]:7.0f} {t[-1]:7.0f}  {100 * (t[len(t) // 2] / med - 1):+5.1f}%')
+    return rings, burst, sum(errs) / len(errs), spread
+
+def dram_main(pipesim, probe, start, fixed):
+    def line(t, sc):
+        return (' '.join(f'{k}={v:g}' for k, v in t.items()) +
+                f'  rings {sc[0]:.4f} bursts {sc[1]:.4f} cold starts {sc[2]:.4f} (sum {sum(sc[:3]):.4f}), ring spread {sc[3]:.4f}')
+    if fixed:
+        timing = dict((k, float(v)) for k, v in (a.split('=') for a in fixed))
+    else:
+        best = None
+        for h, sp in itertools.product((2950, 3000, 3030, 3060, 3100, 3180), (0, 0.06, 0.1, 0.15, 0.2, 0.3)):
+            t = {'hbm_bytes_per_ns': h, 'dram_share_spread': sp}
+            sc = dram_score(pipesim, probe, start, t)
+            print(line(t, sc), flush=True)
+            if best is None or sum(sc[:3]) < best[0]:
+                best = (sum(sc[:3]), t)
+        timing = best[1]
+        print('best:', end=' ')
+    print(line(timing, dram_score(pipesim, probe, start, timing, show=True)))
+
+
+if sys.argv[1] == '--dram':
+    dram_main(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+elif sys.argv[1] == '--ring':
     ring_main(sys.argv[2], sys.argv[3], sys.argv[4:])
 elif sys.argv[1] == '--spread':
     spread_main(sys.argv[2], sys.argv[3], sys.argv[4:])

@@ -73,7 +73,10 @@ __global__ void roundtrip(const uint8_t* src, uint64_t base, uint32_t bytes, int
 struct CtaStat {
   unsigned long long g_first, g_last, rt_cyc, n, cyc, g_span;
 };
-__global__ void stream(const uint8_t* src, uint64_t base, uint32_t bytes, int depth, int per_cta, CtaStat* st) {
+// `land` (optional): the cycle, from the CTA's first issue, at which the warp saw each of its first `nland`
+// copies (case 2c: how a cold start is served).
+__global__ void stream(const uint8_t* src, uint64_t base, uint32_t bytes, int depth, int per_cta, CtaStat* st,
+                       uint64_t* land = nullptr, int nland = 0) {
   extern __shared__ __align__(128) uint8_t smem[];
   __shared__ __align__(8) uint64_t bars[16];
   __shared__ uint64_t issued[16];
@@ -98,6 +101,7 @@ __global__ void stream(const uint8_t* src, uint64_t base, uint32_t bytes, int de
     wait_warp(&bars[j], uint32_t((i / depth) & 1));
     if (lane == 0) {
       const uint64_t now = clk();
+      if (i < nland) land[size_t(blockIdx.x) * nland + i] = now - c0;
       rt += now - issued[j];
       if (i + depth < per_cta) {
         issued[j] = now;
@@ -161,7 +165,9 @@ uint64_t take(uint64_t bytes) {
 
 int main(int argc, char** argv) {
   // `tmaprobe parts`: case 3 only (a few seconds, no SM-wide streams).
+  // `tmaprobe start`: case 2c alone (a few seconds).
   const bool only_parts = argc > 1 && std::string(argv[1]) == "parts";
+  const bool only_start = argc > 1 && std::string(argv[1]) == "start";
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;
@@ -194,6 +200,7 @@ int main(int argc, char** argv) {
     std::printf("   SM clock during the probes: %.3f GHz\n", ghz);
   }
 
+  if (!only_start) {
   // 1. One SM alone.
   std::printf("\n== 1. one SM alone: issue `depth` copies back to back, wait each (whole warp polls, ~59 ns wake)\n");
   std::printf("%8s %6s %10s %12s %12s %14s\n", "bytes", "depth", "issue ns", "first ns", "last ns", "last-first B/ns");
@@ -290,6 +297,52 @@ int main(int argc, char** argv) {
     std::printf("%8u %6d %6d %10.1f %10.1f %10.1f %10.1f %10.1f\n", bytes, depth, ctas, double(bytes) * depth * ctas / 1048576.0,
                 lo, med, hi, gbps);
   }
+  }  // !only_start
+
+  // 2c. A cold start: when each of a CTA's first copies lands, from the launch's first issue. A ring's
+  // first `depth` copies are a burst; a GEMV's pipeline starts this way (36 KiB stages: 32 KiB of A and
+  // its scales).
+  std::printf("\n== 2c. cold start: the landing of copy j (seen by the waiting warp) from the launch's first issue,\n"
+              "   min / median / max over the CTAs, each the median of 3 launches (ns)\n");
+  for (auto [bytes, depth, ctas, per_cta] : std::vector<std::tuple<uint32_t, int, int, int>>{{32768, 1, 128, 1},
+                                                                                          {32768, 4, 128, 4},
+                                                                                          {36864, 4, 132, 7},
+                                                                                          {36864, 4, 132, 14},
+                                                                                          {32768, 4, 132, 64},
+                                                                                          {32768, 2, 132, 64},
+                                                                                          {16384, 8, 132, 64},
+                                                                                          {8192, 4, 132, 64},
+                                                                                          {32768, 4, 66, 64}}) {
+    const int nland = std::min(per_cta, 16);
+    uint64_t* dland = nullptr;
+    CK(cudaMalloc(&dland, sizeof(uint64_t) * size_t(ctas) * size_t(nland)));
+    std::vector<std::vector<double>> lo(static_cast<size_t>(nland)), md(lo), hi(lo);
+    for (int rep = 0; rep < 3; ++rep) {
+      stream<<<ctas, 32, bytes * depth>>>(src, take(uint64_t(ctas) * per_cta * bytes), bytes, depth, per_cta, dst, dland, nland);
+      CK(cudaDeviceSynchronize());
+      std::vector<CtaStat> s{size_t(ctas), CtaStat{}};
+      std::vector<uint64_t> h(size_t(ctas) * size_t(nland));
+      CK(cudaMemcpy(s.data(), dst, sizeof(CtaStat) * size_t(ctas), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(h.data(), dland, sizeof(uint64_t) * h.size(), cudaMemcpyDeviceToHost));
+      unsigned long long gmin = ~0ull;
+      for (auto& c : s) gmin = std::min(gmin, c.g_first);
+      for (int j = 0; j < nland; ++j) {
+        std::vector<double> t;
+        for (int c = 0; c < ctas; ++c)
+          t.push_back(double(s[size_t(c)].g_first - gmin) + double(h[size_t(c) * size_t(nland) + size_t(j)]) / ghz);
+        std::sort(t.begin(), t.end());
+        lo[size_t(j)].push_back(t.front());
+        md[size_t(j)].push_back(t[t.size() / 2]);
+        hi[size_t(j)].push_back(t.back());
+      }
+    }
+    std::printf("   bytes %u depth %d CTAs %d copies per CTA %d\n", bytes, depth, ctas, per_cta);
+    for (int j = 0; j < nland; ++j)
+      std::printf("   %8u %6d %6d %6d %4d %10.1f %10.1f %10.1f\n", bytes, depth, ctas, per_cta, j, median(lo[size_t(j)]),
+                  median(md[size_t(j)]), median(hi[size_t(j)]));
+    CK(cudaFree(dland));
+  }
+  if (only_start) return 0;
 
   }  // !only_parts
 
