@@ -47,6 +47,10 @@ struct Timing {
   // fairly by weights w_i spread evenly over [1 - s, 1 + s] by SM id (sim/dram.hpp; docs/semantics.md,
   // "The DRAM"). 0: equal shares.
   double dram_share_spread = 0;
+  // Where the DRAM rather than its intake limits an SM, this share of the SM's rate is spread evenly
+  // over all its outstanding copies, the rest going to the oldest (sim/dram.hpp): a burst's first
+  // copy lands later than strict issue order would land it. 0: strictly in order. < 1.
+  double dram_copy_overlap = 0;
   double tma_straggler_ns = 0;      // interleaving search only: how late a straggling copy may land
   double warp_start_skew_ns = 0;    // interleaving search only: a warp's first op starts up to this late
   double smem_bytes_per_ns = 0;     // per SM, what a bulk store reads out of smem
@@ -67,7 +71,7 @@ using TimingField = double Timing::*;
 TimingField find_timing_field(std::string_view name);
 std::span<const std::string_view> timing_field_names();
 // The exclusive upper bound of a field's values (every field is >= 0): 1 for dram_share_spread,
-// whose weights 1 +- s must stay positive; infinity for the others.
+// whose weights 1 +- s must stay positive, and dram_copy_overlap, a share; infinity for the others.
 double timing_field_bound(TimingField field);
 
 // What the device interpreter (kernels/interp) adds to the ops it runs, on the device it runs on.

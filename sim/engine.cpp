@@ -213,7 +213,7 @@ struct ClusterRt {
 class Engine {
  public:
   Engine(const Kernel& k, const RunOptions& o)
-      : k_(k), o_(o), tm_(timing_of(k, o)), rng_(o.seed), dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, k.arch->cap.sms)) {
+      : k_(k), o_(o), tm_(timing_of(k, o)), rng_(o.seed), dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, k.arch->cap.sms), tm_.dram_copy_overlap) {
     tm_.op_issue_ns *= o.issue_scale;
     tm_.tma_issue_ns *= o.issue_scale;
     tm_.mma_issue_ns *= o.issue_scale;

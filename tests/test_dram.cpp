@@ -75,4 +75,22 @@ TEST(DramQueue, ALateArrivalSlowsTheCopyInService) {
   EXPECT_NEAR(done[0], 2.5, 1e-9);  // 50 B left at 100 B/ns
 }
 
+// overlap 0.5: the oldest of two queued copies gets 0.5 + 0.5 / 2 of its SM's rate, the other 0.5 / 2,
+// so the second has been partly served when the first lands; an SM held back by its own intake (its
+// cap) takes its copies strictly in order.
+TEST(DramQueue, ADramLimitedSmServesItsCopiesPartlySideBySide) {
+  DramQueue q(100.0, {1.0}, 0.5);
+  q.add(0, 100, 0, 0);
+  q.add(0, 100, 0, 1);
+  auto done = drain(q, 2);
+  EXPECT_NEAR(done[0], 100.0 / 75.0, 1e-9);
+  EXPECT_NEAR(done[1], 2.0, 1e-9);  // the DRAM is never idle: both by 200 / 100
+  DramQueue capped(100.0, {1.0}, 0.5);
+  capped.add(0, 100, 50, 0);
+  capped.add(0, 100, 50, 1);
+  done = drain(capped, 2);
+  EXPECT_NEAR(done[0], 2.0, 1e-9);
+  EXPECT_NEAR(done[1], 4.0, 1e-9);
+}
+
 }  // namespace

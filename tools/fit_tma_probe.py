@@ -227,8 +227,8 @@ def dram_main(pipesim, probe, start, fixed):
         timing = dict((k, float(v)) for k, v in (a.split('=') for a in fixed))
     else:
         best = None
-        for h, sp in itertools.product((2950, 3000, 3030, 3060, 3100, 3180), (0, 0.06, 0.1, 0.15, 0.2, 0.3)):
-            t = {'hbm_bytes_per_ns': h, 'dram_share_spread': sp}
+        for h, sp, o in itertools.product((3000, 3030, 3060, 3100), (0.1, 0.15, 0.2, 0.3), (0, 0.2, 0.25, 0.3)):
+            t = {'hbm_bytes_per_ns': h, 'dram_share_spread': sp, 'dram_copy_overlap': o}
             sc = dram_score(pipesim, probe, start, t)
             print(line(t, sc), flush=True)
             if best is None or sum(sc[:3]) < best[0]:
