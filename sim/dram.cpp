@@ -15,25 +15,30 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 DramQueue::DramQueue(double bytes_per_ns, std::vector<double> weights, double overlap)
     : bw_(bytes_per_ns), overlap_(overlap), weight_(std::move(weights)), sms_(weight_.size()) {}
 
-double DramQueue::share(const Sm& s, std::size_t k) const {
-  if (!s.overlapped) return k == 0 ? 1.0 : 0.0;
-  return overlap_ / static_cast<double>(s.copies.size()) + (k == 0 ? 1.0 - overlap_ : 0.0);
-}
-
 double DramQueue::cap_per_weight(int i) const {
   const double c = sms_[static_cast<size_t>(i)].copies.front().cap;
   return c > 0 ? c / weight_[static_cast<size_t>(i)] : kInf;
 }
 
+// A DRAM-limited SM spreads `overlap` of its rate evenly over its queued copies; a capped one takes
+// them strictly in order.
+void DramQueue::reshare(Sm& s) const {
+  const bool spread = overlap_ > 0 && !s.capped && !s.copies.empty();
+  const double n = static_cast<double>(std::max<size_t>(1, s.copies.size()));
+  s.share_head = spread ? 1.0 - overlap_ + overlap_ / n : 1.0;
+  s.share_rest = spread ? overlap_ / n : 0.0;
+}
+
 void DramQueue::serve(Sm& s, double amount) {
-  const size_t n = s.overlapped ? s.copies.size() : 1;
-  for (size_t k = 0; k < n; ++k) s.copies[k].left -= std::min(s.copies[k].left, amount * share(s, k));
+  s.copies.front().left = std::max(0.0, s.copies.front().left - amount * s.share_head);
+  if (s.share_rest > 0)
+    for (size_t k = 1; k < s.copies.size(); ++k) s.copies[k].left = std::max(0.0, s.copies[k].left - amount * s.share_rest);
 }
 
 double DramQueue::finish_in(const Sm& s) const {
-  double f = kInf;
-  const size_t n = s.overlapped ? s.copies.size() : 1;
-  for (size_t k = 0; k < n; ++k) f = std::min(f, s.copies[k].left / share(s, k));
+  double f = s.copies.front().left / s.share_head;
+  if (s.share_rest > 0)
+    for (size_t k = 1; k < s.copies.size(); ++k) f = std::min(f, s.copies[k].left / s.share_rest);
   return f;
 }
 
@@ -50,17 +55,19 @@ void DramQueue::push_finish(int i) {
 
 void DramQueue::add(int sm, double bytes, double cap, uint32_t token) {
   Sm& s = sms_[static_cast<size_t>(sm)];
-  if (virtual_ && !s.copies.empty()) sync(sm);
+  if (!s.copies.empty() && !s.capped) sync(sm);
   s.copies.push_back(Copy{bytes, cap, token});
   if (s.copies.size() == 1) {
-    busy_.push_back(sm);
+    weights_ += weight_[static_cast<size_t>(sm)];
+    s.cap_key = caps_.insert({cap_per_weight(sm), sm});
+    s.capped = false;
     s.vsync = vnow_;
-    s.overlapped = overlap_ > 0;
-    busy_changed();
-    if (virtual_) push_finish(sm);
-  } else if (s.overlapped) {
-    ++generation_;  // the SM's copies split its rate anew
-    if (virtual_) push_finish(sm);
+    reshare(s);
+    rebalance();
+    if (!s.capped) push_finish(sm);
+  } else {
+    reshare(s);
+    if (s.share_rest > 0) push_finish(sm);  // its copies split its rate anew
   }
 }
 
@@ -68,134 +75,126 @@ void DramQueue::advance(double now) {
   const double dt = now - now_;
   if (dt <= 0) return;
   now_ = now;
-  if (virtual_) {
-    vnow_ += dt * fair_;
-    return;
-  }
-  for (int i : busy_) {
+  vnow_ += dt * fair_;
+  for (int i : capped_) {
     Sm& s = sms_[static_cast<size_t>(i)];
     serve(s, s.rate * dt);
   }
 }
 
 double DramQueue::next_done() {
-  if (virtual_) {
-    while (!finish_.empty() && finish_.top().version != sms_[static_cast<size_t>(finish_.top().sm)].version) finish_.pop();
-    if (finish_.empty() || fair_ <= 0) return kInf;
-    return now_ + std::max(0.0, finish_.top().v - vnow_) / fair_;
-  }
+  auto stale = [&](const Finish& f) {
+    const Sm& s = sms_[static_cast<size_t>(f.sm)];
+    return f.version != s.version || s.capped || s.copies.empty();
+  };
+  while (!finish_.empty() && stale(finish_.top())) finish_.pop();
   double t = kInf;
-  for (int i : busy_) {
+  if (!finish_.empty() && fair_ > 0) t = now_ + std::max(0.0, finish_.top().v - vnow_) / fair_;
+  for (int i : capped_) {
     const Sm& s = sms_[static_cast<size_t>(i)];
-    if (s.rate > 0) t = std::min(t, now_ + finish_in(s) / s.rate);
+    t = std::min(t, now_ + finish_in(s) / s.rate);
   }
   return t;
 }
 
 void DramQueue::take_done(std::vector<uint32_t>& out) {
-  // The SMs that may have finished a copy: in virtual mode those whose finish is due on the clock.
-  std::vector<int>& due = order_;
+  std::vector<int>& due = scratch_;
   due.clear();
-  if (virtual_) {
-    const double eps = 1e-9 * std::max(1.0, std::abs(vnow_));
-    while (!finish_.empty()) {
-      const Finish f = finish_.top();
-      if (f.version != sms_[static_cast<size_t>(f.sm)].version) {
-        finish_.pop();
-        continue;
-      }
-      if (f.v > vnow_ + eps) break;
+  const double eps = 1e-9 * std::max(1.0, std::abs(vnow_));
+  while (!finish_.empty()) {
+    const Finish f = finish_.top();
+    const Sm& s = sms_[static_cast<size_t>(f.sm)];
+    if (f.version != s.version || s.capped || s.copies.empty()) {
       finish_.pop();
-      sync(f.sm);
-      due.push_back(f.sm);
+      continue;
     }
-  } else {
-    due = busy_;
+    if (f.v > vnow_ + eps) break;
+    finish_.pop();
+    sync(f.sm);
+    due.push_back(f.sm);
   }
+  for (int i : capped_)
+    if (sms_[static_cast<size_t>(i)].copies.front().left <= kDoneBytes) due.push_back(i);
   bool changed = false;
   for (int i : due) {
     Sm& s = sms_[static_cast<size_t>(i)];
     const double head_cap = s.copies.front().cap;
-    const size_t before = s.copies.size();
     std::erase_if(s.copies, [&](const Copy& c) {
       if (c.left > kDoneBytes) return false;
       out.push_back(c.token);
       return true;
     });
     if (s.copies.empty()) {
-      s.rate = 0;
-      s.overlapped = false;
+      weights_ -= weight_[static_cast<size_t>(i)];
+      caps_.erase(s.cap_key);
+      if (s.capped) {
+        capped_.erase(std::find(capped_.begin(), capped_.end(), i));
+        s.capped = false;
+      }
       ++s.version;
-      busy_.erase(std::find(busy_.begin(), busy_.end(), i));
       changed = true;
-    } else if (s.copies.front().cap != head_cap) {
-      changed = true;  // its intake limit changed with its oldest copy
-      if (virtual_) push_finish(i);
-    } else if (virtual_) {
-      push_finish(i);  // the next copy, or the same one where rounding left a few bytes
+      continue;
     }
-    if (s.copies.size() != before && s.overlapped) ++generation_;
+    reshare(s);
+    if (s.copies.front().cap != head_cap) {
+      caps_.erase(s.cap_key);
+      s.cap_key = caps_.insert({cap_per_weight(i), i});
+      if (s.capped) s.rate = s.copies.front().cap;
+      changed = true;  // its intake limit changed with its oldest copy
+    }
+    if (!s.capped) push_finish(i);  // the next copy, or the same one where rounding left a few bytes
   }
-  if (changed) busy_changed();
+  if (caps_.empty()) weights_ = 0;  // no drift from the sums
+  if (changed) rebalance();
 }
 
 double DramQueue::backlog() {
   double b = 0;
-  for (int i : busy_) {
-    if (virtual_) sync(i);
-    for (const Copy& c : sms_[static_cast<size_t>(i)].copies) b += c.left;
+  for (const CapKey& k : caps_) {
+    if (!sms_[static_cast<size_t>(k.second)].capped) sync(k.second);
+    for (const Copy& c : sms_[static_cast<size_t>(k.second)].copies) b += c.left;
   }
   return b;
 }
 
-// Max-min fairness by weight: SMs whose cap is below their weighted share get their cap, the rest
-// split what is left in proportion to their weights. When no cap binds, every SM runs at its weight
-// times bw / (sum of weights): the virtual clock's rate.
-void DramQueue::busy_changed() {
-  ++generation_;
-  double weights = 0, min_cap = kInf;
-  for (int i : busy_) {
-    weights += weight_[static_cast<size_t>(i)];
-    min_cap = std::min(min_cap, cap_per_weight(i));
-  }
-  const double fair = weights > 0 ? bw_ / weights : 0;
-  if (min_cap >= fair) {
-    if (!virtual_) to_virtual();
-    fair_ = fair;
-    return;
-  }
-  if (virtual_) to_explicit();
-  std::vector<int>& order = order_;
-  order = busy_;
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return cap_per_weight(a) < cap_per_weight(b); });
-  double left = bw_;
-  for (int i : order) {
-    Sm& s = sms_[static_cast<size_t>(i)];
-    const double w = weight_[static_cast<size_t>(i)];
-    const double share = weights > 0 ? left * w / weights : 0;
-    s.rate = std::min(share, s.copies.front().cap > 0 ? s.copies.front().cap : share);
-    s.overlapped = overlap_ > 0 && (s.copies.front().cap <= 0 || s.rate < s.copies.front().cap);
-    left -= s.rate;
-    weights -= w;
-  }
-}
-
-// The virtual clock serves lazily: every SM is brought up to it before the rates become explicit.
-void DramQueue::to_explicit() {
-  for (int i : busy_) sync(i);
-  finish_ = {};
-  virtual_ = false;
-}
-
-void DramQueue::to_virtual() {
-  virtual_ = true;
-  finish_ = {};
-  for (int i : busy_) {
-    Sm& s = sms_[static_cast<size_t>(i)];
+void DramQueue::set_capped(int i, bool capped) {
+  Sm& s = sms_[static_cast<size_t>(i)];
+  if (capped) {
+    sync(i);  // served on the virtual clock up to now
+    s.capped = true;
+    ++s.version;
+  } else {
+    s.capped = false;  // served explicitly up to now
     s.vsync = vnow_;
-    s.overlapped = overlap_ > 0;
-    push_finish(i);
   }
+  reshare(s);
+  if (!capped) push_finish(i);
+}
+
+// Max-min fairness by weight: in ascending order of cap per weight, an SM whose cap is below its
+// weighted share of what is left takes its cap; the rest split what is left by weight, which is the
+// virtual clock's rate. The scan stops at the first SM its cap does not hold back.
+void DramQueue::rebalance() {
+  double left = bw_, weights = weights_;
+  size_t uncapped = caps_.size();
+  std::vector<int> next;
+  for (const auto& [key, i] : caps_) {
+    if (uncapped == 0 || key >= left / weights) break;
+    next.push_back(i);
+    left -= sms_[static_cast<size_t>(i)].copies.front().cap;
+    weights -= weight_[static_cast<size_t>(i)];
+    --uncapped;
+  }
+  fair_ = uncapped > 0 && weights > 0 ? left / weights : 0;
+  for (int i : next) sms_[static_cast<size_t>(i)].rate = -1;  // mark: capped from now on
+  for (int i : capped_)
+    if (sms_[static_cast<size_t>(i)].rate >= 0) set_capped(i, false);
+  for (int i : next) {
+    Sm& s = sms_[static_cast<size_t>(i)];
+    s.rate = s.copies.front().cap;
+    if (!s.capped) set_capped(i, true);
+  }
+  capped_ = std::move(next);
 }
 
 }  // namespace pipesim::sim

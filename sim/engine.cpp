@@ -1007,19 +1007,23 @@ class Engine {
     }
     copies_[token] = c;
     dram_.advance(now_);
-    const uint64_t g = dram_.generation();
     dram_.add(sm, bytes, cap, token);
-    if (dram_.generation() != g) schedule_dram();
+    schedule_dram();
   }
+  // Keeps a finish event pending no later than the DRAM's next finish. A change that puts the next
+  // finish later leaves the earlier event pending (it fires, finds nothing done and schedules again),
+  // so only changes that bring a finish forward cost an event.
   void schedule_dram() {
     const double t = dram_.next_done();
-    if (t < std::numeric_limits<double>::infinity())
-      push(t, EventKind::DramDone, 0, 0, 0, 0, OpKind::Compute, static_cast<int64_t>(dram_.generation()));
+    if (t < dram_event_at_) {
+      dram_event_at_ = t;
+      push(t, EventKind::DramDone, 0);
+    }
   }
   // The DRAM has served copies: each lands after the TMA latency, and after the loaded latency
   // where the DRAM queue has not already made it wait that long (Timing::dram_loaded_*).
   void dram_done(const Event& e) {
-    if (static_cast<uint64_t>(e.value) != dram_.generation()) return;  // the rates changed since
+    if (e.t == dram_event_at_) dram_event_at_ = std::numeric_limits<double>::infinity();
     dram_.advance(now_);
     done_tokens_.clear();
     dram_.take_done(done_tokens_);
@@ -1383,6 +1387,7 @@ class Engine {
   double now_ = 0;
   double hbm_free_ = 0;
   DramQueue dram_;
+  double dram_event_at_ = std::numeric_limits<double>::infinity();  // the earliest DramDone pending
   // Copies in flight for the loaded latency: (landing time, bytes), earliest landing on top; the
   // bytes of copies the DRAM has not served yet are counted but have no landing time.
   using InflightCopy = std::pair<double, double>;

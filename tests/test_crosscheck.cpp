@@ -769,6 +769,12 @@ TEST(CrosscheckCommand, SavedH100FreshBatchOfSession6StillAgrees) { expect_saved
 // arriving last (gen_10_994).
 TEST(CrosscheckCommand, SavedH100FreshBatchOfSession7StillAgrees) { expect_saved_batch_agrees("random-1000-seed10.tgz", 10, 1000); }
 
+// Seed 14, run on the H100 in session 9 (device run 14) with the DRAM that serves SMs side by side:
+// fresh, nothing changed after seeing it. 998 agreed; the two left are planted mistakes
+// (regress_gen_14_474: wrong_parity, the device hangs where the model ends; regress_gen_14_874:
+// over_arrive, both hang at different points).
+TEST(CrosscheckCommand, SavedH100FreshBatchOfSession9StillAgrees) { expect_saved_batch_agrees("random-1000-seed14.tgz", 14, 998); }
+
 // Batches of different seeds share no protocol (until 2026-11-21 scenario i of batch S came from seed
 // S + i, so batch 2 was batch 1 shifted by one), and a batch larger than its seed range is refused.
 TEST(GenerateCommand, BatchesOfDifferentSeedsShareNoScenario) {

@@ -498,13 +498,14 @@ TEST_F(CheckCommand, TimingOverrideOfAnUnknownFieldOrABadValueExits2) {
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.out << r.err;
     EXPECT_TRUE(has(r.err, std::string("--timing ") + bad + ": the value must be a number >= 0")) << r.err;
   }
-  // The share weights 1 +- s must stay positive.
-  for (const char* bad : {"dram_share_spread=1", "dram_share_spread=1.5"}) {
+  // The share weights 1 +- s must stay positive; the copy overlap is a share below 1.
+  for (const char* bad : {"dram_share_spread=1", "dram_share_spread=1.5", "dram_copy_overlap=1", "dram_copy_overlap=2"}) {
     const CmdRun r = pipesim(tmp, {"check", "--timing", bad, path_of("stale_wait_ok.scn")});
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.out << r.err;
     EXPECT_TRUE(has(r.err, std::string("--timing ") + bad + ": the value must be a number >= 0 and < 1")) << r.err;
   }
   EXPECT_EQ(pipesim(tmp, {"check", "--timing", "dram_share_spread=0.99", path_of("stale_wait_ok.scn")}).code, 0);
+  EXPECT_EQ(pipesim(tmp, {"check", "--timing", "dram_copy_overlap=0.99", path_of("stale_wait_ok.scn")}).code, 0);
 }
 
 double predicted_us(const std::string& out) {
