@@ -47,6 +47,18 @@ namespace {
 
 constexpr int kNamedBarriers = 16;
 
+// A slot of `pool` for reuse: the last one freed, else a new one at the end.
+template <class T>
+uint32_t take_slot(std::vector<T>& pool, std::vector<uint32_t>& free) {
+  if (free.empty()) {
+    pool.emplace_back();
+    return static_cast<uint32_t>(pool.size() - 1);
+  }
+  const uint32_t i = free.back();
+  free.pop_back();
+  return i;
+}
+
 enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, AsyncArrive, DramDone };
 
 struct Event {
@@ -114,16 +126,9 @@ class EventQueue {
     bool operator()(const QKey& a, const QKey& b) const { return before(b, a); }
   };
   void heap_insert(const Event& e, QKey k) {
-    uint32_t idx;
-    if (!free_.empty()) {
-      idx = free_.back();
-      free_.pop_back();
-      pool_[idx] = e;
-    } else {
-      idx = static_cast<uint32_t>(pool_.size());
-      if (idx >= (1u << kIdxBits)) throw std::runtime_error("more than 16M simultaneous events in flight");
-      pool_.push_back(e);
-    }
+    const uint32_t idx = take_slot(pool_, free_);
+    if (idx >= (1u << kIdxBits)) throw std::runtime_error("more than 16M simultaneous events in flight");
+    pool_[idx] = e;
     k.seq_idx |= idx;
     heap_.push_back(k);
     std::push_heap(heap_.begin(), heap_.end(), Later{});
@@ -414,14 +419,7 @@ class Engine {
   }
   // One event for several warps that resume at the same instant.
   std::vector<uint32_t>& new_wake_list(double at) {
-    uint32_t idx;
-    if (!free_wake_lists_.empty()) {
-      idx = free_wake_lists_.back();
-      free_wake_lists_.pop_back();
-    } else {
-      idx = static_cast<uint32_t>(wake_lists_.size());
-      wake_lists_.emplace_back();
-    }
+    const uint32_t idx = take_slot(wake_lists_, free_wake_lists_);
     push(at, EventKind::WakeBatch, 0, 0, 0, 0, OpKind::Compute, idx);
     return wake_lists_[idx];
   }
@@ -997,14 +995,7 @@ class Engine {
     size_t span = SIZE_MAX;  // its trace span, stretched to the landing
   };
   void dram_add(int sm, double bytes, double cap, DramCopy c) {
-    uint32_t token;
-    if (!free_copies_.empty()) {
-      token = free_copies_.back();
-      free_copies_.pop_back();
-    } else {
-      token = static_cast<uint32_t>(copies_.size());
-      copies_.emplace_back();
-    }
+    const uint32_t token = take_slot(copies_, free_copies_);
     copies_[token] = c;
     dram_.advance(now_);
     dram_.add(sm, bytes, cap, token);
