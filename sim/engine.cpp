@@ -626,14 +626,14 @@ class Engine {
         if (op.a <= 0 || op.a % 16 != 0)
           return fault("bad_operand", &w, op.site, "bulk store of " + std::to_string(op.a) + " bytes: sizes must be positive multiples of 16");
         const double read_done = now_ + jit(tm_.tma_latency_ns * 0.25) + static_cast<double>(op.a) / tm_.smem_bytes_per_ns;
-        const double start = std::max(read_done, hbm_free_);
-        hbm_free_ = start + static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+        const double start = std::max(read_done, stores_free_);
+        stores_free_ = start + static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
         w.open.read_done = std::max(w.open.read_done, read_done);
-        w.open.write_done = std::max(w.open.write_done, hbm_free_);
+        w.open.write_done = std::max(w.open.write_done, stores_free_);
         w.open.stores.push_back({op.b, op.site});
         dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
         dram_add(cta(w.cta).sm, static_cast<double>(op.a), 0, DramCopy{.store = true});
-        if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, hbm_free_, op.site, "store " + std::to_string(op.a) + " B", false});
+        if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, stores_free_, op.site, "store " + std::to_string(op.a) + " B", false});
         push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
         return;
       }
@@ -979,6 +979,7 @@ class Engine {
                DramCopy{.target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
                         .phase = dc.bars[s].completed, .dram_bytes = dram_bytes, .entered = now_,
                         .unloaded_ns = cap > 0 ? dram_bytes / cap : 0,
+                        // it enters the DRAM with the op; the issue cost delays its landing instead
                         .latency = latency + (issued - now_) + straggle(), .loaded = loaded, .span = span});
     }
     push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
@@ -1376,7 +1377,7 @@ class Engine {
   EventQueue q_;
   uint64_t seq_ = 0;
   double now_ = 0;
-  double hbm_free_ = 0;
+  double stores_free_ = 0;  // the stores' first-come queue to DRAM: busy until (their completion, not their share)
   DramQueue dram_;
   double dram_event_at_ = std::numeric_limits<double>::infinity();  // the earliest DramDone pending
   // Copies in flight for the loaded latency: (landing time, bytes), earliest landing on top; the
