@@ -43,9 +43,9 @@ struct Timing {
   double dram_loaded_knee_mib = 0;
   double dram_loaded_ns_per_mib = 0;  // 0: latency independent of load
   double dram_loaded_max_ns = 0;
-  // Unequal shares of a loaded DRAM: the SMs with a copy in service share hbm_bytes_per_ns max-min
+  // Unequal shares of a loaded DRAM: the SMs with copies queued share hbm_bytes_per_ns max-min
   // fairly by weights w_i spread evenly over [1 - s, 1 + s] by SM id (sim/dram.hpp; docs/semantics.md,
-  // "The DRAM"). 0: equal shares.
+  // "Unequal DRAM shares"). 0: equal shares.
   double dram_share_spread = 0;
   // Where the DRAM rather than its intake limits an SM, this share of the SM's rate is spread evenly
   // over all its outstanding copies, the rest going to the oldest (sim/dram.hpp): a burst's first
