@@ -177,7 +177,8 @@ void DramQueue::set_capped(int i, bool capped) {
 void DramQueue::rebalance() {
   double left = bw_, weights = weights_;
   size_t uncapped = caps_.size();
-  std::vector<int> next;
+  std::vector<int>& next = next_capped_;
+  next.clear();
   for (const auto& [key, i] : caps_) {
     if (uncapped == 0 || key >= left / weights) break;
     next.push_back(i);
@@ -194,7 +195,7 @@ void DramQueue::rebalance() {
     s.rate = s.copies.front().cap;
     if (!s.capped) set_capped(i, true);
   }
-  capped_ = std::move(next);
+  capped_.swap(next);
 }
 
 }  // namespace pipesim::sim

@@ -79,7 +79,8 @@ class DramQueue {
   double now_ = 0;
   double vnow_ = 0, fair_ = 0;  // the virtual clock at now_ and its rate (bytes/ns per unit of weight)
   std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finish_;
-  std::vector<int> scratch_;
+  std::vector<int> scratch_;      // take_done's SMs due
+  std::vector<int> next_capped_;  // rebalance's new capped set (no allocation per change)
 };
 
 }  // namespace pipesim::sim

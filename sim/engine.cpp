@@ -632,7 +632,7 @@ class Engine {
         w.open.write_done = std::max(w.open.write_done, stores_free_);
         w.open.stores.push_back({op.b, op.site});
         dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
-        dram_add(cta(w.cta).sm, static_cast<double>(op.a), 0, DramCopy{.store = true});
+        dram_add(cta(w.cta).sm, 0, DramCopy{.store = true, .dram_bytes = static_cast<double>(op.a)});
         if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, stores_free_, op.site, "store " + std::to_string(op.a) + " B", false});
         push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
         return;
@@ -940,7 +940,7 @@ class Engine {
     const double issued = now_ + jit(tm_.tma_issue_ns);
     dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
     const double latency = jit(tm_.tma_latency_ns);
-    const double loaded = loaded_latency(op.a);
+    const double loaded = count_in_flight(op.a);
     const int base = cluster_of(w.cta) * csize_;
     const int receivers = op.b == 0 ? 1 : std::popcount(static_cast<uint64_t>(op.b));
     // The copy's trace span ends where its last destination's bytes land (dram_done stretches it).
@@ -975,10 +975,9 @@ class Engine {
       ++dc.tma_inflight;
       dc.inflight_site = op.site;
       dc.inflight_warp = id;
-      dram_add(cta(dst_data).sm, dram_bytes, cap,
+      dram_add(cta(dst_data).sm, cap,
                DramCopy{.target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
-                        .phase = dc.bars[s].completed, .dram_bytes = dram_bytes, .entered = now_,
-                        .unloaded_ns = cap > 0 ? dram_bytes / cap : 0,
+                        .phase = dc.bars[s].completed, .dram_bytes = dram_bytes,
                         // it enters the DRAM with the op; the issue cost delays its landing instead
                         .latency = latency + (issued - now_) + straggle(), .loaded = loaded, .span = span});
     }
@@ -992,14 +991,17 @@ class Engine {
     uint32_t target = 0, slot = 0, site = 0, from = 0;
     int64_t bytes = 0, phase = 0;
     double dram_bytes = 0;
-    double entered = 0, unloaded_ns = 0, latency = 0, loaded = 0;
+    double entered = 0, unloaded_ns = 0, latency = 0, loaded = 0;  // entered, unloaded_ns: set by dram_add
     size_t span = SIZE_MAX;  // its trace span, stretched to the landing
   };
-  void dram_add(int sm, double bytes, double cap, DramCopy c) {
+  // Queues `c` at SM `sm`'s DRAM share, no faster than `cap` bytes/ns (0: no cap), from now.
+  void dram_add(int sm, double cap, DramCopy c) {
+    c.entered = now_;
+    c.unloaded_ns = cap > 0 ? c.dram_bytes / cap : 0;  // its own transfer, unshared
     const uint32_t token = take_slot(copies_, free_copies_);
     copies_[token] = c;
     dram_.advance(now_);
-    dram_.add(sm, bytes, cap, token);
+    dram_.add(sm, c.dram_bytes, cap, token);
     schedule_dram();
   }
   // Keeps a finish event pending no later than the DRAM's next finish. A change that puts the next
@@ -1032,11 +1034,11 @@ class Engine {
     schedule_dram();
   }
 
-  // Loaded DRAM latency (Timing::dram_loaded_*) of a copy of `bytes` issued now: from the bytes of
-  // copies issued and not yet landed, device-wide, this copy's included (a multicast copy is read
-  // once and counts once). do_tma adds a copy's bytes; dram_done records when they land.
+  // Counts a copy of `bytes` issued now among the bytes in flight (issued, not yet landed,
+  // device-wide; a multicast copy is read once and counts once) and returns its loaded DRAM latency
+  // (Timing::dram_loaded_*) from them, its own included. dram_done records when the bytes land.
   bool loaded_tracked() const { return tm_.dram_loaded_ns_per_mib > 0; }
-  double loaded_latency(int64_t bytes) {
+  double count_in_flight(int64_t bytes) {
     if (!loaded_tracked()) return 0;
     while (!dram_inflight_.empty() && dram_inflight_.top().first <= now_) {
       dram_inflight_bytes_ -= dram_inflight_.top().second;

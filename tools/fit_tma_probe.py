@@ -199,7 +199,8 @@ def start_model(pipesim, b, d, ctas, per_cta, timing, trace):
 def dram_score(pipesim, probe, start, timing, show=False):
     """Mean |model/device - 1| of ring GB/s (2a), burst last landings (2b), cold-start median landings
     (2c), and mean |model - device| of saturated rings' (last - first) / last CTA ends."""
-    rings = sum(abs(ring_model(pipesim, b, d, c, timing) / g - 1) for b, d, c, g, _ in ring_rows(probe)) / len(ring_rows(probe))
+    ring_data = ring_rows(probe)
+    rings = sum(abs(ring_model(pipesim, b, d, c, timing) / g - 1) for b, d, c, g, _ in ring_data) / len(ring_data)
     bursts = burst_rows(probe)
     burst = sum(abs(predicted_ns(pipesim, 'tma_burst.scn', {'BYTES': b, 'COPIES': d, 'CTAS': c}, timing) / last - 1)
                 for b, d, c, last in bursts) / len(bursts)
