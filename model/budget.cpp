@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "model/text_table.hpp"
+
 namespace pipesim::model {
 namespace {
 
@@ -15,36 +17,6 @@ std::string trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return std::string(s);
-}
-
-std::optional<int64_t> parse_int(std::string_view s) {
-  const std::string t = trim(s);
-  int64_t v = 0;
-  const char* first = t.data();
-  const char* last = t.data() + t.size();
-  auto [p, ec] = std::from_chars(first, last, v);
-  if (ec != std::errc() || p != last || t.empty()) return std::nullopt;
-  return v;
-}
-
-// "256x128x256" → {256, 128, 256}; accepts x, X, ×, *.
-std::optional<std::vector<int64_t>> parse_dims(std::string_view s) {
-  std::string t = trim(s);
-  for (const std::string_view sep : {"×", "X", "*"}) {
-    size_t pos = 0;
-    while ((pos = t.find(sep, pos)) != std::string::npos) t.replace(pos, sep.size(), "x");
-  }
-  std::vector<int64_t> out;
-  size_t start = 0;
-  while (true) {
-    const size_t end = t.find('x', start);
-    auto v = parse_int(std::string_view(t).substr(start, end == std::string::npos ? end : end - start));
-    if (!v) return std::nullopt;
-    out.push_back(*v);
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return out;
 }
 
 std::vector<std::string> split(std::string_view s, char sep) {
@@ -79,6 +51,37 @@ std::string bits_text(int bits) { return fmt::format("{} bit", bits); }
 
 // ---------------------------------------------------------------------------------------------
 // Configuration from text
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  const std::string t = trim(s);
+  int64_t v = 0;
+  const char* first = t.data();
+  const char* last = t.data() + t.size();
+  auto [p, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc() || p != last || t.empty()) return std::nullopt;
+  return v;
+}
+
+// "256x128x256" → {256, 128, 256}; accepts x, X, ×, *.
+std::optional<std::vector<int64_t>> parse_dims(std::string_view s) {
+  std::string t = trim(s);
+  for (const std::string_view sep : {"×", "X", "*"}) {
+    size_t pos = 0;
+    while ((pos = t.find(sep, pos)) != std::string::npos) t.replace(pos, sep.size(), "x");
+  }
+  std::vector<int64_t> out;
+  size_t start = 0;
+  while (true) {
+    const size_t end = t.find('x', start);
+    auto v = parse_int(std::string_view(t).substr(start, end == std::string::npos ? end : end - start));
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
 
 std::string set_config_field(GemmConfig& cfg, std::string_view key_in, std::string_view value_in) {
   const std::string key = trim(key_in);
@@ -323,6 +326,30 @@ std::vector<std::string> likely_causes(const OperandContext& o, int64_t hand, in
 }
 
 }  // namespace
+
+OccupancyLimits occupancy_limits(const Arch& arch, const Capacity& cap, int threads, int64_t smem_total,
+                                 int64_t smem_capacity, const RegisterReport& regs, int tmem_requested, int occupancy,
+                                 std::vector<Finding>& findings) {
+  OccupancyLimits o;
+  o.by_threads = threads > 0 ? cap.threads_per_sm / threads : 0;
+  o.by_blocks = cap.blocks_per_sm;
+  // Each resident CTA costs its request plus the driver's per-block reservation.
+  o.by_smem = static_cast<int>(cap.smem_per_sm / (smem_total + arch.smem_reserved_per_block));
+  o.by_regs = regs.max_ctas_by_regs;
+  o.by_tmem = tmem_requested > 0 ? cap.tmem_columns / tmem_requested : 0;
+  o.achieved = std::min({o.by_threads, o.by_blocks, o.by_smem});
+  if (o.by_regs > 0) o.achieved = std::min(o.achieved, o.by_regs);
+  if (smem_total <= smem_capacity && o.by_smem < occupancy)
+    findings.push_back({Severity::warning,
+                        fmt::format("occupancy {} not reached: shared memory fits {} CTA(s) per SM ({} × ({} + {} "
+                                    "reserved) B > {} B)",
+                                    occupancy, o.by_smem, occupancy, smem_total, arch.smem_reserved_per_block,
+                                    cap.smem_per_sm)});
+  if (o.by_threads < occupancy)
+    findings.push_back({Severity::warning, fmt::format("occupancy {} not reached: {} threads per SM allow {} CTA(s) of {}",
+                                                       occupancy, cap.threads_per_sm, o.by_threads, threads)});
+  return o;
+}
 
 BudgetReport check_budget(const GemmConfig& cfg_in, const Capacity* device) {
   BudgetReport r;
@@ -636,26 +663,8 @@ BudgetReport check_budget(const GemmConfig& cfg_in, const Capacity* device) {
   for (const std::string& w : r.regs.warnings) add(Severity::warning, "registers: " + w);
 
   // --- occupancy ---
-  {
-    OccupancyLimits& o = r.occupancy;
-    o.by_threads = cfg.threads > 0 ? r.cap.threads_per_sm / cfg.threads : 0;
-    o.by_blocks = r.cap.blocks_per_sm;
-    // Each resident CTA costs its request plus the driver's per-block reservation.
-    o.by_smem = static_cast<int>(r.cap.smem_per_sm / (r.total + arch->smem_reserved_per_block));
-    o.by_regs = r.regs.max_ctas_by_regs;
-    o.by_tmem = r.tmem.requested > 0 ? r.cap.tmem_columns / r.tmem.requested : 0;
-    o.achieved = std::min({o.by_threads, o.by_blocks, o.by_smem});
-    if (o.by_regs > 0) o.achieved = std::min(o.achieved, o.by_regs);
-    if (r.total <= r.capacity && o.by_smem < cfg.occupancy)
-      add(Severity::warning,
-          fmt::format("occupancy {} not reached: shared memory fits {} CTA(s) per SM ({} × ({} + {} "
-                      "reserved) B > {} B)",
-                      cfg.occupancy, o.by_smem, cfg.occupancy, r.total, arch->smem_reserved_per_block,
-                      r.cap.smem_per_sm));
-    if (o.by_threads < cfg.occupancy)
-      add(Severity::warning, fmt::format("occupancy {} not reached: {} threads per SM allow {} CTA(s) of {}",
-                                         cfg.occupancy, r.cap.threads_per_sm, o.by_threads, cfg.threads));
-  }
+  r.occupancy = occupancy_limits(*arch, r.cap, cfg.threads, r.total, r.capacity, r.regs, r.tmem.requested,
+                                 cfg.occupancy, r.findings);
 
   // --- hand-written estimates against the derived footprints ---
   if (!cfg.hand.empty()) {
@@ -727,47 +736,6 @@ BudgetReport check_budget(const GemmConfig& cfg_in, const Capacity* device) {
 // ---------------------------------------------------------------------------------------------
 // Human report
 
-namespace {
-
-std::string pad_right(const std::string& s, size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
-std::string pad_left(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
-
-// Display width: count UTF-8 code points, not bytes (× and → are multibyte).
-size_t width(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
-
-std::string table(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
-  std::vector<size_t> w;
-  for (const auto& row : rows)
-    for (size_t i = 0; i < row.size(); ++i) {
-      if (w.size() <= i) w.push_back(0);
-      w[i] = std::max(w[i], width(row[i]));
-    }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line = "  ";
-    for (size_t i = 0; i < row.size(); ++i) {
-      const size_t extra = row[i].size() - width(row[i]);
-      const bool r = i < right.size() && right[i];
-      line += r ? pad_left(row[i], w[i] + extra) : pad_right(row[i], w[i] + extra);
-      if (i + 1 < row.size()) line += "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
-
-std::string pct(int64_t part, int64_t whole) {
-  return whole > 0 ? fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
-}
-
-}  // namespace
-
 std::string format_report(const BudgetReport& r) {
   std::string out;
   const GemmConfig& c = r.config;
@@ -807,9 +775,9 @@ std::string format_report(const BudgetReport& r) {
   std::vector<std::vector<std::string>> rows{{"buffer", "derived from", "B/stage", "stages", "bytes", "allocated", "% cap"}};
   for (const BufferLine& b : r.buffers)
     rows.push_back({b.name, b.what, std::to_string(b.bytes_per_stage), std::to_string(b.stages), std::to_string(b.bytes),
-                    std::to_string(b.allocated), pct(b.allocated, r.capacity)});
-  rows.push_back({"total", "1024-byte aligned buffers", "", "", "", std::to_string(r.total), pct(r.total, r.capacity)});
-  out += table(rows, {false, false, true, true, true, true, true});
+                    std::to_string(b.allocated), percent_of(b.allocated, r.capacity)});
+  rows.push_back({"total", "1024-byte aligned buffers", "", "", "", std::to_string(r.total), percent_of(r.total, r.capacity)});
+  out += text_table(rows, {false, false, true, true, true, true, true});
   out += fmt::format("  capacity {} B per block{}; headroom {} B\n", r.capacity,
                      r.device_capacity ? " (GPU present)" : fmt::format(" ({} table)", r.arch_name), r.headroom);
 
@@ -817,7 +785,7 @@ std::string format_report(const BudgetReport& r) {
   std::vector<std::vector<std::string>> t{{"range", "columns", "first", "last"}};
   for (const TmemRange& m : r.tmem_map)
     t.push_back({m.name, std::to_string(m.columns), std::to_string(m.first), std::to_string(m.first + m.columns - 1)});
-  out += table(t, {false, true, true, true});
+  out += text_table(t, {false, true, true, true});
   out += fmt::format("  used {}, power of two {}, requested by tcgen05.alloc {} of {}\n", r.tmem.used, r.tmem.pow2,
                      r.tmem.requested, r.cap.tmem_columns);
 

@@ -67,6 +67,11 @@ struct GemmConfig {
 // lora-stages, lora-dtype, epilogue (tma|none), epilogue-stages (auto|N), epilogue-vectors,
 // ab-stages (auto|N), acc-stages (auto|N), occupancy, solver (auto|cutlass|seed), threads, regs, setmaxnreg (N,N,...),
 // tmem-alloc (auto|max|pow2), hand (NAME=BYTES[,NAME=BYTES...], appends).
+// A whole decimal integer (spaces around allowed); nullopt otherwise.
+std::optional<int64_t> parse_int(std::string_view s);
+// "256x128x256" → {256, 128, 256}; x, X, × and * separate; nullopt when a part is not an integer.
+std::optional<std::vector<int64_t>> parse_dims(std::string_view s);
+
 // Returns an error sentence, or "" when accepted.
 std::string set_config_field(GemmConfig& cfg, std::string_view key, std::string_view value);
 
@@ -145,6 +150,12 @@ struct BudgetReport {
   // reached, TMEM contention); 2: bad input or a configuration that cannot launch or run.
   int exit_code() const;
 };
+
+// CTAs per SM that threads, blocks, shared memory (the request plus the driver's per-block reservation),
+// registers and TMEM allow; a warning in `findings` where `occupancy` is not reached.
+OccupancyLimits occupancy_limits(const Arch& arch, const Capacity& cap, int threads, int64_t smem_total,
+                                 int64_t smem_capacity, const RegisterReport& regs, int tmem_requested, int occupancy,
+                                 std::vector<Finding>& findings);
 
 // `device`: the real limits of the GPU present (query_device_capacity), used instead of the table's
 // capacities when given.

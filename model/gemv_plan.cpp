@@ -29,6 +29,8 @@ GemvPlan fail(std::string why) {
 
 }  // namespace
 
+int gemv_vector_elem_bytes(int compute_major) { return compute_major >= 10 ? 2 : 1; }
+
 int64_t gemv_bytes_moved(const GemvShape& s) {
   const int64_t a = s.l * s.m * s.k / 2;
   const int64_t sfa = s.l * s.m * s.k / 16;

@@ -122,6 +122,10 @@ struct GemvPlan {
   int64_t bytes_moved = 0;
 };
 
+// Elements of the decoded vector take 1 byte (int8, the sm_90a code) below compute capability 10,
+// 2 (f16, the Blackwell conversion) from 10 on: the kernel's kVecBytesPerElem (GemvHints::vector_elem_bytes).
+int gemv_vector_elem_bytes(int compute_major);
+
 // Bytes of A, sfa, b, sfb and c for a shape.
 int64_t gemv_bytes_moved(const GemvShape& s);
 

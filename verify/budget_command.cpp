@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/gemv_budget.hpp"
 #include "verify/device_query.hpp"
 #include "verify/parser.hpp"
 #include "verify/scenario_budget.hpp"
@@ -55,6 +56,8 @@ constexpr const char* kHelp[] = {
 
 struct State {
   std::vector<std::string> values = std::vector<std::string>(std::size(kKeys));
+  std::string gemv;         // --gemv MxKxL: the NVFP4 GEMV kernel instead of a GEMM configuration
+  std::string stage_bytes;  // --stage-bytes (GEMV only)
   std::vector<std::string> hand;
   std::string file;
   std::vector<std::string> defines;
@@ -146,14 +149,15 @@ int run_file(const State& st) {
   }
   const int code = b.exit_code();
   if (st.json) {
-    nlohmann::json j = budget_to_json(b.report);
+    nlohmann::json j = b.gemv_derived ? gemv_budget_to_json(*b.gemv_derived) : budget_to_json(b.report);
     j["scenario"] = scenario_budget_to_json(k, b);
     j["exit_code"] = code;
     j["ok"] = code == 0;
     if (dev) j["device"] = device_json(*dev, std::string(k.arch->name));
     std::printf("%s\n", j.dump(2).c_str());
   } else {
-    std::fputs(model::format_report(b.report).c_str(), stdout);
+    std::fputs((b.gemv_derived ? model::format_gemv_budget(*b.gemv_derived) : model::format_report(b.report)).c_str(),
+               stdout);
     std::fputs(format_scenario_budget(k, b).c_str(), stdout);
   }
   return code;
@@ -168,7 +172,54 @@ std::string severity_name(model::Severity s) {
   return "?";
 }
 
+// `pipesim budget --gemv MxKxL`: the NVFP4 GEMV kernel's layout (model/gemv_budget.hpp).
+int run_gemv(const State& st, CLI::App* cmd) {
+  model::GemvBudgetConfig cfg;
+  std::vector<std::string> errors;
+  auto set = [&](const char* key, const std::string& value) {
+    if (std::string e = model::set_gemv_field(cfg, key, value); !e.empty()) errors.push_back(std::move(e));
+  };
+  set("gemv", st.gemv);
+  for (size_t i = 0; i < std::size(kKeys); ++i) {
+    if (cmd->count(std::string("--") + kKeys[i]) == 0) continue;
+    const std::string key = kKeys[i];
+    if (key == "arch" || key == "ab-stages" || key == "regs") set(kKeys[i], st.values[i]);
+    else errors.push_back("--" + key + " does not apply to --gemv (its flags: --arch, --ab-stages, --stage-bytes, --regs)");
+  }
+  if (cmd->count("--stage-bytes") > 0) set("stage-bytes", st.stage_bytes);
+  if (!st.hand.empty()) errors.push_back("--hand does not apply to --gemv");
+  if (!st.file.empty()) errors.push_back("--gemv with a scenario FILE: the scenario's 'config gemv = ...' line is the configuration");
+  if (!st.defines.empty()) errors.push_back("-D applies to a scenario FILE only");
+  if (!errors.empty()) {
+    print_errors(st, errors);
+    return 2;
+  }
+  std::optional<model::Capacity> dev;
+  if (st.device) {
+    dev = device_capacity(st, cfg.arch);
+    if (!dev) return 2;
+  }
+  const model::GemvBudget b = model::check_gemv_budget(cfg, dev ? &*dev : nullptr);
+  if (st.json) {
+    nlohmann::json j = gemv_budget_to_json(b);
+    if (dev) j["device"] = device_json(*dev, cfg.arch);
+    std::printf("%s\n", j.dump(2).c_str());
+  } else if (b.valid) {
+    std::fputs(model::format_gemv_budget(b).c_str(), stdout);
+  } else {
+    std::vector<std::string> why;
+    for (const model::Finding& f : b.findings) why.push_back(f.message);
+    print_errors(st, why);
+  }
+  return b.exit_code();
+}
+
 int run(const State& st, CLI::App* cmd) {
+  if (cmd->count("--gemv") > 0) return run_gemv(st, cmd);
+  if (cmd->count("--stage-bytes") > 0) {
+    print_errors(st, {"--stage-bytes applies to --gemv only"});
+    return 2;
+  }
   model::GemmConfig cfg;
   std::vector<std::string> errors;
   if (!st.file.empty()) {
@@ -307,15 +358,70 @@ nlohmann::json budget_to_json(const model::BudgetReport& r) {
   return j;
 }
 
+nlohmann::json gemv_budget_to_json(const model::GemvBudget& b) {
+  using nlohmann::json;
+  json j;
+  j["exit_code"] = b.exit_code();
+  j["ok"] = b.exit_code() == 0;
+  j["valid"] = b.valid;
+  j["bad_input"] = b.bad_input;
+  j["kernel"] = "gemv_nvfp4";
+  j["arch"] = b.arch_name;
+  if (!b.arch_note.empty()) j["arch_uncertain"] = b.arch_note;
+  json findings = json::array();
+  for (const model::Finding& f : b.findings)
+    findings.push_back({{"severity", severity_name(f.severity)}, {"message", f.message}});
+  j["findings"] = findings;
+  if (!b.valid) return j;
+  const model::GemvPlan& p = b.plan;
+  j["shape"] = {{"m", b.config.shape.m}, {"k", b.config.shape.k}, {"l", b.config.shape.l}};
+  j["launch"] = {{"ctas", p.grid}, {"threads", p.threads}, {"consumer_warps", p.consumer_warps}};
+  j["stages"] = {{"ab", p.stages},
+                 {"fixed", b.config.stages > 0},
+                 {"stage_a_bytes", p.stage_a_bytes},
+                 {"stage_sf_bytes", p.stage_sf_bytes},
+                 {"stage_tx_bytes", p.stage_a_bytes + p.stage_a_bytes / 8},
+                 {"vector_slots", p.b_buffers},
+                 {"vector_tx_bytes", b.config.shape.k / 2 + b.config.shape.k / 16},
+                 {"max_ab_stages", b.max_stages}};
+  json bufs = json::array();
+  for (const model::BufferLine& l : b.buffers)
+    bufs.push_back({{"name", l.name},
+                    {"derived_from", l.what},
+                    {"bytes_per_stage", l.bytes_per_stage},
+                    {"stages", l.stages},
+                    {"bytes", l.allocated}});
+  j["smem"] = {{"buffers", bufs},
+               {"total", b.total},
+               {"capacity", b.capacity},
+               {"headroom", b.headroom},
+               {"percent", b.percent},
+               {"device_capacity", b.device_capacity}};
+  j["registers"] = {{"threads", p.threads},
+                    {"regs_per_thread", b.config.regs_per_thread},
+                    {"regs_per_cta", b.regs.regs_per_cta},
+                    {"max_regs_for_occupancy", b.regs.max_regs_for_occupancy}};
+  j["occupancy"] = {{"by_threads", b.occupancy.by_threads},
+                    {"by_blocks", b.occupancy.by_blocks},
+                    {"by_smem", b.occupancy.by_smem},
+                    {"by_regs", b.occupancy.by_regs},
+                    {"achieved", b.occupancy.achieved}};
+  return j;
+}
+
 CLI::App* add_budget_command(CLI::App& app, std::function<int()>& action) {
   CLI::App* cmd = app.add_subcommand(
-      "budget", "shared memory, TMEM, registers and stage counts of a GEMM configuration");
+      "budget", "shared memory, TMEM, registers and stage counts of a GEMM configuration or of the GEMV kernel");
   auto st = std::make_shared<State>();
   for (size_t i = 0; i < std::size(kKeys); ++i)
     cmd->add_option(std::string("--") + kKeys[i], st->values[i], kHelp[i]);
   cmd->add_option("--hand", st->hand,
                   "hand-written bytes per CTA and stage, NAME=BYTES[,...]; names A B SFA SFB C LA LU VEC AB LORA")
       ->take_all();
+  cmd->add_option("--gemv", st->gemv,
+                  "the NVFP4 GEMV kernel (kernels/gemv_nvfp4) for shape MxKxL instead of a GEMM; with --arch, "
+                  "--ab-stages, --stage-bytes, --regs");
+  cmd->add_option("--stage-bytes", st->stage_bytes, "GEMV: A bytes per stage (multiple of 512; default: the plan's)");
   cmd->add_flag("--json", st->json, "print the report as JSON");
   cmd->add_option("file", st->file, "scenario file with a 'config' line (instead of the flags)");
   add_repeatable_option(*cmd, "-D", st->defines, "NAME=INT: override a scenario parameter (with FILE; repeatable)");

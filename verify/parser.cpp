@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "model/arch.hpp"
+#include "model/gemv_budget.hpp"
 #include "model/budget.hpp"
 #include "verify/lexer.hpp"
 
@@ -181,7 +182,10 @@ constexpr CfgKey kConfigKeys[] = {
     {"acc-stages", CfgValue::IntOrAuto}, {"occupancy", CfgValue::Int},
     {"solver", CfgValue::Word},        {"regs", CfgValue::Int},
     {"setmaxnreg", CfgValue::List},    {"tmem-alloc", CfgValue::Word},
+    {"gemv", CfgValue::Dims},          {"stage-bytes", CfgValue::IntOrAuto},
 };
+// Keys of a `config gemv = M x K x L` line (the NVFP4 GEMV kernel, model/gemv_budget.hpp).
+bool gemv_config_key(std::string_view k) { return k == "gemv" || k == "stage-bytes" || k == "ab-stages" || k == "regs"; }
 constexpr std::string_view kEstimateOperands[] = {"A", "B", "SFA", "SFB", "C", "LA", "LU", "VEC", "AB", "LORA"};
 
 // An expression being built: postfix code (a single Const when folded) and its source span.
@@ -1077,6 +1081,7 @@ class Parser {
     std::vector<std::string_view> keys;
     for (const CfgKey& k : kConfigKeys) keys.push_back(k.key);
     model::GemmConfig scratch;
+    model::GemvBudgetConfig gemv_scratch;
     for (auto [b0, e0] : items) {
       auto [b, e] = trimmed(line, b0, e0);
       const SourceLoc at{ln, u32(b + 1)};
@@ -1117,9 +1122,25 @@ class Parser {
       auto [vb, ve] = trimmed(line, eq + 1, e);
       if (vb == ve) fail(SourceLoc{ln, u32(eq + 1)}, 1, fmt::format("missing value after '{} ='", raw_key));
       const std::string value = config_value(p, *spec, vb, ve);
-      if (std::string err = model::set_config_field(scratch, key, value); !err.empty())
+      const bool gemv_only = key == "gemv" || key == "stage-bytes";
+      if (std::string err = gemv_only ? model::set_gemv_field(gemv_scratch, key, value)
+                                      : model::set_config_field(scratch, key, value);
+          !err.empty())
         fail(SourceLoc{ln, u32(vb + 1)}, u32(ve - vb), "config: " + err);
       k_.budget.config.push_back({key, value, key_at});
+    }
+    // A GEMV configuration takes only its own keys; stage_bytes only exists for it.
+    const auto gemv = std::find_if(k_.budget.config.begin(), k_.budget.config.end(),
+                                   [](const sim::BudgetDecls::Setting& s) { return s.key == "gemv"; });
+    for (const sim::BudgetDecls::Setting& s : k_.budget.config) {
+      std::string shown = s.key;
+      std::replace(shown.begin(), shown.end(), '-', '_');
+      if (gemv != k_.budget.config.end() && !gemv_config_key(s.key))
+        fail(s.loc, u32(shown.size()),
+             fmt::format("'{}' does not apply to a GEMV configuration ('gemv = M x K x L')", shown),
+             "GEMV keys: gemv, ab_stages, stage_bytes, regs");
+      if (gemv == k_.budget.config.end() && s.key == "stage-bytes")
+        fail(s.loc, u32(shown.size()), "'stage_bytes' applies to a GEMV configuration only: add 'gemv = M x K x L'");
     }
     k_.budget.config_loc = head;
   }

@@ -15,6 +15,7 @@ const char* counter_of(BudgetPipe p) {
     case BudgetPipe::c: return "num_c_stage";
     case BudgetPipe::acc: return "num_acc_stage";
     case BudgetPipe::lora: return "num_lora_stage";
+    case BudgetPipe::vec: return "vector slots";
   }
   return "?";
 }
@@ -36,6 +37,7 @@ sim::Finding finding(sim::Kernel& k, std::string_view rule, bool fatal, sim::Sou
 }
 
 bool lora_name(const std::string& n) { return n.rfind("lora", 0) == 0 || n.rfind("LORA", 0) == 0; }
+bool vec_name(const std::string& n) { return n.rfind("vec", 0) == 0 || n.rfind("VEC", 0) == 0; }
 
 std::string plural(int64_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
@@ -50,12 +52,175 @@ std::string buffers_note(const model::BudgetReport& r) {
 
 std::string loc_text(const sim::Kernel& k, sim::SourceLoc l) { return fmt::format("{}:{}:{}", k.file, l.line, l.col); }
 
+bool gemv_config(const sim::BudgetDecls& d) {
+  return std::any_of(d.config.begin(), d.config.end(), [](const sim::BudgetDecls::Setting& s) { return s.key == "gemv"; });
+}
+
+std::string gemv_buffers_note(const model::GemvBudget& g) {
+  std::string s = "buffers:";
+  for (const model::BufferLine& l : g.buffers)
+    s += fmt::format(" {} {}{}", l.name, l.allocated, l.stages > 1 ? fmt::format(" ({} × {})", l.stages, l.bytes_per_stage) : "");
+  return s;
+}
+
+// `config gemv = M x K x L`: the scenario against the GEMV kernel's plan (model/gemv_budget.hpp).
+void check_gemv_scenario(sim::Kernel& k, const model::Capacity* device, ScenarioBudget& b) {
+  const sim::BudgetDecls& d = k.budget;
+  model::GemvBudgetConfig cfg;
+  cfg.arch = std::string(k.arch->name);
+  if (k.launch.regs > 0) cfg.regs_per_thread = static_cast<int>(k.launch.regs);
+  for (const sim::BudgetDecls::Setting& s : d.config)
+    if (std::string e = model::set_gemv_field(cfg, s.key, s.value); !e.empty()) {
+      b.bad_input = true;
+      b.diagnostic = render_diagnostic(k.file, k.lines, s.loc, "error", "config: " + e);
+      return;
+    }
+  b.gemv_derived = model::check_gemv_budget(cfg, device);
+  if (!b.gemv_derived->valid) {
+    std::string why = "the configuration is not valid";
+    for (const model::Finding& f : b.gemv_derived->findings)
+      if (f.severity == model::Severity::error) why = f.message;
+    b.bad_input = true;
+    b.diagnostic = render_diagnostic(k.file, k.lines, d.config_loc, "error", "config: " + why, {}, 6);
+    return;
+  }
+  const model::GemvPlan& plan = b.gemv_derived->plan;
+  const model::GemvShape& shape = cfg.shape;
+
+  const sim::PipelineDecl* ring = nullptr;
+  const sim::PipelineDecl* vec = nullptr;
+  std::vector<sim::Finding> fatal, warn;
+  for (const sim::PipelineDecl& p : k.pipelines) {
+    if (p.kind != sim::PipelineKind::TmaAsync) continue;
+    const sim::PipelineDecl*& slot = vec_name(p.name) ? vec : ring;
+    if (slot)
+      warn.push_back(finding(k, "budget_mismatch", false, p.loc, "pipeline " + p.name,
+                             fmt::format("pipeline {}: a GEMV has one A + SFA ring and one vector pipeline (named vec*); "
+                                         "{} already holds this one's part",
+                                         p.name, slot->name)));
+    else
+      slot = &p;
+  }
+  model::GemvBudgetConfig fixed = cfg;
+  if (ring) fixed.stages = static_cast<int>(std::clamp<int64_t>(ring->stages, 2, 64));
+  b.gemv_declared = model::check_gemv_budget(fixed, device);
+  const model::GemvBudget& D = *b.gemv_declared;
+  b.launch_smem = k.launch.smem;
+
+  auto bind = [&](const sim::PipelineDecl* p, BudgetPipe what, int64_t expected) {
+    if (!p) return;
+    PipelineStages s;
+    s.pipeline = p->name;
+    s.holds = what;
+    s.counter = counter_of(what);
+    s.declared = p->stages;
+    s.expected = expected;
+    s.from_solver = what == BudgetPipe::ab && cfg.stages == 0;
+    s.loc = p->loc;
+    b.stages.push_back(s);
+  };
+  bind(ring, BudgetPipe::ab, plan.stages);
+  bind(vec, BudgetPipe::vec, plan.b_buffers);
+
+  if (D.valid && D.total > D.capacity)
+    fatal.push_back(finding(k, "smem_over_capacity", true, d.launch_loc, "launch",
+                            fmt::format("the launch would fail: {} B requested, {} B available{}", D.total, D.capacity,
+                                        D.device_capacity ? " on the GPU present" : fmt::format(" on {}", D.arch_name)),
+                            {gemv_buffers_note(D), fmt::format("with pipeline {} stages = {}; at most {} fit",
+                                                               ring ? ring->name : "?", D.plan.stages, D.max_stages)}));
+  for (const model::Finding& f : D.findings)
+    if (f.severity == model::Severity::error && f.message.rfind("the launch would fail", 0) != 0)
+      warn.push_back(finding(k, "budget_mismatch", false, d.config_loc, "config", "budget: " + f.message));
+
+  // --- the launch against the plan ---
+  auto launch_field = [&](const char* what, int64_t declared, int64_t expected, const std::string& why) {
+    if (declared != expected)
+      warn.push_back(finding(k, "budget_mismatch", false, d.launch_loc, "launch",
+                             fmt::format("launch {} = {}, but the kernel launches {} ({})", what, declared, expected, why)));
+  };
+  launch_field("ctas", k.launch.ctas, plan.grid, fmt::format("one CTA per SM, {} SMs", D.cap.sms));
+  launch_field("threads", k.launch.threads, plan.threads,
+               fmt::format("producer warp, {} consumer warps, scheduler warp", plan.consumer_warps));
+  if (b.launch_smem > 0 && b.launch_smem != D.total)
+    warn.push_back(finding(k, "budget_mismatch", false, d.launch_loc, "launch",
+                           fmt::format("launch smem = {} B, but the kernel's layout with these stages is {} B",
+                                       b.launch_smem, D.total),
+                           {gemv_buffers_note(D)}));
+
+  // --- the pipelines against the plan ---
+  if (!ring)
+    warn.push_back(finding(k, "budget_mismatch", false, d.config_loc, "config",
+                           "no `tma -> threads` pipeline holds the A + SFA stages the GEMV streams"));
+  if (ring && ring->tx != plan.stage_a_bytes + plan.stage_a_bytes / 8)
+    warn.push_back(finding(k, "budget_mismatch", false, ring->loc, "pipeline " + ring->name,
+                           fmt::format("pipeline {}: tx = {} B, but a full stage carries {} B ({} A + {} SFA, one scale "
+                                       "byte per 8 A bytes)",
+                                       ring->name, ring->tx, plan.stage_a_bytes + plan.stage_a_bytes / 8,
+                                       plan.stage_a_bytes, plan.stage_a_bytes / 8)));
+  const int64_t vec_tx = shape.k / 2 + shape.k / 16;
+  if (vec && vec->tx != vec_tx)
+    warn.push_back(finding(k, "budget_mismatch", false, vec->loc, "pipeline " + vec->name,
+                           fmt::format("pipeline {}: tx = {} B, but one batch's b and sfb are {} B (k/2 + k/16)",
+                                       vec->name, vec->tx, vec_tx)));
+  for (const PipelineStages& s : b.stages) {
+    if (s.declared == s.expected) continue;
+    if (s.holds == BudgetPipe::ab && s.from_solver && s.declared < s.expected)
+      warn.push_back(finding(k, "stages_lost", false, s.loc, "pipeline " + s.pipeline,
+                             fmt::format("pipeline {}: stages = {}, but the plan streams through {}: {} lost", s.pipeline,
+                                         s.declared, s.expected, plural(s.expected - s.declared, "stage"))));
+    else
+      warn.push_back(finding(k, "budget_mismatch", false, s.loc, "pipeline " + s.pipeline,
+                             s.holds == BudgetPipe::vec
+                                 ? fmt::format("pipeline {}: stages = {}, but the kernel has {} vector slot{} (2 when "
+                                               "a CTA's rows can cross a batch edge, l > 1)",
+                                               s.pipeline, s.declared, s.expected, s.expected == 1 ? "" : "s")
+                                 : fmt::format("pipeline {}: stages = {}, but the kernel is built with {}{}", s.pipeline,
+                                               s.declared, s.expected, s.from_solver ? " (the plan's count)" : "")));
+  }
+  b.findings = std::move(fatal);
+  for (sim::Finding& f : warn) b.findings.push_back(std::move(f));
+}
+
+std::string findings_text(const sim::Kernel& k, const std::vector<sim::Finding>& findings) {
+  std::string out;
+  if (!findings.empty()) out += "\n";
+  for (const sim::Finding& f : findings) {
+    const sim::SourceLoc l = f.site < k.sites.size() ? k.sites[f.site].loc : sim::SourceLoc{};
+    out += fmt::format("{}: {}: [{}] {}\n", loc_text(k, l), f.fatal ? "error" : "warning", f.kind, f.message);
+    for (const std::string& n : f.notes) out += "  note: " + n + "\n";
+  }
+  return out;
+}
+
+std::string format_gemv_scenario(const sim::Kernel& k, const ScenarioBudget& b) {
+  const model::GemvBudget& D = *b.gemv_declared;
+  const model::GemvPlan& plan = b.gemv_derived->plan;
+  auto agree = [](bool ok) { return ok ? " (agree)" : " (differ)"; };
+  std::string out = fmt::format("\nscenario {} (kernel {}) against the GEMV kernel's plan\n", k.file, k.name);
+  out += fmt::format("  launch ctas = {}, threads = {}; the kernel launches {} × {}{}\n", k.launch.ctas, k.launch.threads,
+                     plan.grid, plan.threads, agree(k.launch.ctas == plan.grid && k.launch.threads == plan.threads));
+  if (b.launch_smem > 0)
+    out += fmt::format("  launch smem = {} B; the layout with these stages needs {} B{}\n", b.launch_smem, D.total,
+                       agree(b.launch_smem == D.total));
+  else
+    out += fmt::format("  launch smem not given; the layout with these stages needs {} B\n", D.total);
+  out += fmt::format("  capacity {} B per block ({}); {}\n", D.capacity, D.device_capacity ? "GPU present" : D.arch_name,
+                     D.total > D.capacity ? fmt::format("over by {} B", D.total - D.capacity)
+                                          : fmt::format("headroom {} B", D.capacity - D.total));
+  for (const PipelineStages& s : b.stages)
+    out += fmt::format("  pipeline {}: stages = {}; {} {} = {}{}\n", s.pipeline, s.declared,
+                       s.holds == BudgetPipe::vec ? "kernel:" : s.from_solver ? "plan:" : "config:", s.counter,
+                       s.expected, agree(s.declared == s.expected));
+  return out + findings_text(k, b.findings);
+}
+
 }  // namespace
 
 int ScenarioBudget::exit_code() const {
   if (!present) return 0;
   if (bad_input) return 2;
   int code = std::max({report.exit_code(), declared.exit_code()});
+  if (gemv_declared) code = std::max(code, gemv_declared->exit_code());
   for (const sim::Finding& f : findings) code = std::max(code, f.fatal ? 2 : 1);
   return code;
 }
@@ -65,6 +230,10 @@ ScenarioBudget check_scenario_budget(sim::Kernel& k, const model::Capacity* devi
   const sim::BudgetDecls& d = k.budget;
   if (!d.has_config() || !k.arch) return b;
   b.present = true;
+  if (gemv_config(d)) {
+    check_gemv_scenario(k, device, b);
+    return b;
+  }
 
   // --- the configuration: the scenario's own facts first, then its `config`, then the estimates ---
   model::GemmConfig cfg;
@@ -215,6 +384,7 @@ ScenarioBudget check_scenario_budget(sim::Kernel& k, const model::Capacity* devi
 std::string format_scenario_budget(const sim::Kernel& k, const ScenarioBudget& b) {
   if (!b.present) return {};
   if (b.bad_input) return b.diagnostic;
+  if (b.gemv_declared) return format_gemv_scenario(k, b);
   std::string out = fmt::format("\nscenario {} (kernel {}) against the derived numbers\n", k.file, k.name);
   const model::BudgetReport& D = b.declared;
   if (b.launch_smem > 0)
@@ -241,13 +411,7 @@ std::string format_scenario_budget(const sim::Kernel& k, const ScenarioBudget& b
       out += fmt::format("  estimate {} = {} B (line {}): derived {} B, ratio {:.3f}\n", e.operand, e.bytes, e.loc.line,
                          it->derived, it->ratio);
   }
-  if (!b.findings.empty()) out += "\n";
-  for (const sim::Finding& f : b.findings) {
-    const sim::SourceLoc l = f.site < k.sites.size() ? k.sites[f.site].loc : sim::SourceLoc{};
-    out += fmt::format("{}: {}: [{}] {}\n", loc_text(k, l), f.fatal ? "error" : "warning", f.kind, f.message);
-    for (const std::string& n : f.notes) out += "  note: " + n + "\n";
-  }
-  return out;
+  return out + findings_text(k, b.findings);
 }
 
 nlohmann::json scenario_budget_to_json(const sim::Kernel& k, const ScenarioBudget& b) {
@@ -263,8 +427,8 @@ nlohmann::json scenario_budget_to_json(const sim::Kernel& k, const ScenarioBudge
     return j;
   }
   j["launch_smem"] = b.launch_smem > 0 ? json(b.launch_smem) : json(nullptr);
-  j["declared_total"] = b.declared.total;
-  j["capacity"] = b.declared.capacity;
+  j["declared_total"] = b.gemv_declared ? b.gemv_declared->total : b.declared.total;
+  j["capacity"] = b.gemv_declared ? b.gemv_declared->capacity : b.declared.capacity;
   json pipes = json::array();
   for (const PipelineStages& s : b.stages)
     pipes.push_back({{"pipeline", s.pipeline},

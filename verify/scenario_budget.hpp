@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "model/budget.hpp"
+#include "model/gemv_budget.hpp"
 #include "sim/engine.hpp"
 #include "sim/program.hpp"
 
@@ -20,7 +22,9 @@ namespace pipesim::verify {
 // The solver buffer a pipeline holds, told by its kind and name: the one `tma -> umma` /
 // `tma -> threads` pipeline not named lora* holds A/B (num_ab_stage), the one named lora* the LoRA
 // operands, the `tma_store` pipeline C (num_c_stage), the `umma -> threads` one the accumulator.
-enum class BudgetPipe : uint8_t { ab, c, acc, lora };
+// In a GEMV scenario the pipeline named vec* holds the vector slots, the other `tma -> threads` one
+// the A + SFA stages (ab).
+enum class BudgetPipe : uint8_t { ab, c, acc, lora, vec };
 
 struct PipelineStages {
   std::string pipeline;      // the pipeline's name
@@ -40,6 +44,10 @@ struct ScenarioBudget {
   model::BudgetReport report;    // check_budget(config): the estimates against the derived footprints
   model::BudgetReport derived;   // without the estimates: the solver's choice with the true numbers
   model::BudgetReport declared;  // with the scenario's pipeline stages fixed: what the kernel allocates
+  // A `config gemv = M x K x L` scenario (the NVFP4 GEMV kernel): the plan's own choice, and the
+  // layout with the scenario's ring stages (what the kernel as written allocates). `report`,
+  // `derived` and `declared` stay empty then.
+  std::optional<model::GemvBudget> gemv_derived, gemv_declared;
   int64_t launch_smem = 0;       // the launch's smem (0: not given)
   std::vector<PipelineStages> stages;
   // Fatal first. Sites are appended to kernel.sites (the config, estimate, launch, pipeline lines).

@@ -121,6 +121,23 @@ int main(int argc, char** argv) {
   std::printf("gemv_check on %s (sm_%d%d, %d SMs), base seed %llu\n", prop.name, prop.major, prop.minor,
               prop.multiProcessorCount, (unsigned long long)base_seed);
 
+  // What the loaded kernel asks of this device, per benchmark shape: compare with
+  // `pipesim budget --gemv MxKxL --arch sm_XXa --regs R` (docs/budget.md, "The GEMV").
+  for (const Shape& s : all_shapes()) {
+    if (std::strcmp(s.kind, "bench") != 0) continue;
+    GemvResources r;
+    if (GemvResult e = gemv_nvfp4_resources(s.m, s.k, s.l, &r); !e) {
+      std::printf("resources %lldx%lldx%lld: %s\n", (long long)s.m, (long long)s.k, (long long)s.l, e.message.c_str());
+      return 1;
+    }
+    std::printf("resources %lldx%lldx%lld: binary sm_%d, %d registers, %lld B static smem, %lld B local, "
+                "%lld B dynamic smem requested (plan), %lld B available to 1 CTA of %lld threads, "
+                "%d CTA(s) per SM, grid %lld, max %d threads\n",
+                (long long)s.m, (long long)s.k, (long long)s.l, r.binary_version, r.regs, (long long)r.static_smem,
+                (long long)r.local_bytes, (long long)r.dynamic_smem, (long long)r.max_dynamic_smem,
+                (long long)r.threads, r.ctas_per_sm, (long long)r.grid, r.max_threads);
+  }
+
   uint64_t seed = base_seed;
   const Dist dists[] = {Dist::kPublic, Dist::kNibbles, Dist::kWide};
   for (const Shape& s : all_shapes()) {

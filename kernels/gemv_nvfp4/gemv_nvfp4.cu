@@ -910,6 +910,7 @@ __global__ void gemv_reference_kernel(const uint8_t* a, const uint8_t* sfa, cons
 struct DeviceInfo {
   int device = -1;
   model::Capacity cap;
+  int major = 0;
   bool blackwell = false;
 };
 
@@ -932,6 +933,7 @@ GemvResult device_info(DeviceInfo* out) {
     return cuda_error("cudaGetDeviceProperties", e);
   DeviceInfo info;
   info.device = dev;
+  info.major = prop.major;
   info.blackwell = prop.major >= 10;
   const model::Arch* arch = model::find_arch(info.blackwell ? "sm_100a" : "sm_90a");
   info.cap = arch->cap;
@@ -945,7 +947,7 @@ GemvResult device_info(DeviceInfo* out) {
 
 model::GemvHints hints_of(const GemvTuning& t, const DeviceInfo& info) {
   model::GemvHints h;
-  h.vector_elem_bytes = info.blackwell ? 2 : 1;  // kVecBytesPerElem of the code that runs there
+  h.vector_elem_bytes = model::gemv_vector_elem_bytes(info.major);  // kVecBytesPerElem of the code that runs there
   h.stage_a_bytes = t.stage_a_bytes;
   h.consumer_warps = t.consumer_warps;
   h.max_stages = t.max_stages;
@@ -1073,6 +1075,53 @@ GemvResult gemv_nvfp4(const GemvArgs& args, void* stream, const GemvTuning& tuni
   if (tuning.units_per_lane == 4)
     return launch_tma<1, false, 4>(args, static_cast<cudaStream_t>(stream), tuning, 0, nullptr);
   return launch_tma<1, false, 2>(args, static_cast<cudaStream_t>(stream), tuning, 0, nullptr);
+}
+
+namespace {
+
+template <int kPhase, bool kWatchdog, int kUnits>
+GemvResult resources_of(int64_t m, int64_t k, int64_t l, const GemvTuning& tuning, GemvResources* out) {
+  DeviceInfo info;
+  if (GemvResult r = device_info(&info); !r) return r;
+  const model::GemvPlan plan = model::plan_gemv({m, k, l}, info.cap, hints_of(tuning, info));
+  if (!plan.ok) return GemvResult{GemvStatus::kNoPlan, plan.why};
+  auto kernel = gemv_tma_kernel<kPhase, kWatchdog, kUnits>;
+  cudaFuncAttributes a{};
+  if (cudaError_t e = cudaFuncGetAttributes(&a, kernel); e != cudaSuccess) return cuda_error("cudaFuncGetAttributes", e);
+  GemvResources r;
+  r.binary_version = a.binaryVersion;
+  r.regs = a.numRegs;
+  r.static_smem = static_cast<int64_t>(a.sharedSizeBytes);
+  r.local_bytes = static_cast<int64_t>(a.localSizeBytes);
+  r.max_threads = a.maxThreadsPerBlock;
+  r.dynamic_smem = plan.smem_bytes;
+  r.threads = plan.threads;
+  r.grid = plan.grid;
+  size_t avail = 0;
+  if (cudaError_t e = cudaOccupancyAvailableDynamicSMemPerBlock(&avail, kernel, 1, static_cast<int>(plan.threads));
+      e != cudaSuccess)
+    return cuda_error("cudaOccupancyAvailableDynamicSMemPerBlock", e);
+  r.max_dynamic_smem = static_cast<int64_t>(avail);
+  // The occupancy query needs the opt-in attribute for requests above 48 KiB, as the launch does.
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(plan.smem_bytes));
+      e != cudaSuccess)
+    return cuda_error("cudaFuncSetAttribute", e);
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.ctas_per_sm, kernel, static_cast<int>(plan.threads),
+                                                                    static_cast<size_t>(plan.smem_bytes));
+      e != cudaSuccess)
+    return cuda_error("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e);
+  *out = r;
+  return {};
+}
+
+}  // namespace
+
+GemvResult gemv_nvfp4_resources(int64_t m, int64_t k, int64_t l, GemvResources* out, const GemvTuning& tuning) {
+  if (!out) return GemvResult{GemvStatus::kNullPointer, "gemv_nvfp4_resources: out is null"};
+  if (tuning.units_per_lane == 1) return resources_of<1, false, 1>(m, k, l, tuning, out);
+  if (tuning.units_per_lane == 4) return resources_of<1, false, 4>(m, k, l, tuning, out);
+  return resources_of<1, false, 2>(m, k, l, tuning, out);
 }
 
 model::GemvPlan gemv_nvfp4_plan(int64_t m, int64_t k, int64_t l, const GemvTuning& tuning) {

@@ -83,6 +83,22 @@ GemvResult gemv_nvfp4(const GemvArgs& args, void* stream, const GemvTuning& tuni
 // The plan gemv_nvfp4 uses on the current device (capacities read from it).
 model::GemvPlan gemv_nvfp4_plan(int64_t m, int64_t k, int64_t l, const GemvTuning& tuning = {});
 
+// What the loaded binary of the kernel gemv_nvfp4 launches (with `tuning`) asks of the current device,
+// as the CUDA runtime reports it, beside the plan's request: the facts `pipesim budget --gemv MxKxL
+// --regs R` must agree with (docs/budget.md, "The GEMV").
+struct GemvResources {
+  int binary_version = 0;         // cudaFuncAttributes::binaryVersion (90: sm_90 SASS)
+  int regs = 0;                   // numRegs
+  int64_t static_smem = 0;        // sharedSizeBytes
+  int64_t local_bytes = 0;        // localSizeBytes (spills)
+  int max_threads = 0;            // maxThreadsPerBlock
+  int64_t dynamic_smem = 0;       // requested at launch: the plan's smem_bytes
+  int64_t threads = 0, grid = 0;  // the plan's launch
+  int64_t max_dynamic_smem = 0;   // cudaOccupancyAvailableDynamicSMemPerBlock(kernel, 1 CTA, threads)
+  int ctas_per_sm = 0;            // cudaOccupancyMaxActiveBlocksPerMultiprocessor at the plan's launch
+};
+GemvResult gemv_nvfp4_resources(int64_t m, int64_t k, int64_t l, GemvResources* out, const GemvTuning& tuning = {});
+
 // The plain CUDA-core reference kernel (one warp per row, f32 accumulation).
 GemvResult gemv_nvfp4_reference(const GemvArgs& args, void* stream);
 
