@@ -1097,16 +1097,17 @@ GemvResult resources_of(int64_t m, int64_t k, int64_t l, const GemvTuning& tunin
   r.dynamic_smem = plan.smem_bytes;
   r.threads = plan.threads;
   r.grid = plan.grid;
+  // Both queries answer within the kernel's opt-in attribute (48 KiB until set): raise it to the
+  // device's opt-in limit (never lower than a launch may have set it) so they report the hardware's.
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(info.cap.smem_per_block - r.static_smem));
+      e != cudaSuccess)
+    return cuda_error("cudaFuncSetAttribute", e);
   size_t avail = 0;
   if (cudaError_t e = cudaOccupancyAvailableDynamicSMemPerBlock(&avail, kernel, 1, static_cast<int>(plan.threads));
       e != cudaSuccess)
     return cuda_error("cudaOccupancyAvailableDynamicSMemPerBlock", e);
   r.max_dynamic_smem = static_cast<int64_t>(avail);
-  // The occupancy query needs the opt-in attribute for requests above 48 KiB, as the launch does.
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(plan.smem_bytes));
-      e != cudaSuccess)
-    return cuda_error("cudaFuncSetAttribute", e);
   if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.ctas_per_sm, kernel, static_cast<int>(plan.threads),
                                                                     static_cast<size_t>(plan.smem_bytes));
       e != cudaSuccess)
