@@ -172,6 +172,31 @@ std::string severity_name(model::Severity s) {
   return "?";
 }
 
+// The end of both flag forms: the errors (exit 2), or the GPU's limits when --device asks, the budget
+// `check` makes with them, printed as JSON or by `print`; its exit code.
+template <class Check, class ToJson, class Print>
+int print_budget(const State& st, const std::vector<std::string>& errors, const std::string& arch, Check check,
+                 ToJson to_json, Print print) {
+  if (!errors.empty()) {
+    print_errors(st, errors);
+    return 2;
+  }
+  std::optional<model::Capacity> dev;
+  if (st.device) {
+    dev = device_capacity(st, arch);
+    if (!dev) return 2;
+  }
+  const auto report = check(dev ? &*dev : nullptr);
+  if (st.json) {
+    nlohmann::json j = to_json(report);
+    if (dev) j["device"] = device_json(*dev, arch);
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    print(report);
+  }
+  return report.exit_code();
+}
+
 // `pipesim budget --gemv MxKxL`: the NVFP4 GEMV kernel's layout (model/gemv_budget.hpp).
 int run_gemv(const State& st, CLI::App* cmd) {
   model::GemvBudgetConfig cfg;
@@ -190,28 +215,17 @@ int run_gemv(const State& st, CLI::App* cmd) {
   if (!st.hand.empty()) errors.push_back("--hand does not apply to --gemv");
   if (!st.file.empty()) errors.push_back("--gemv with a scenario FILE: the scenario's 'config gemv = ...' line is the configuration");
   if (!st.defines.empty()) errors.push_back("-D applies to a scenario FILE only");
-  if (!errors.empty()) {
-    print_errors(st, errors);
-    return 2;
-  }
-  std::optional<model::Capacity> dev;
-  if (st.device) {
-    dev = device_capacity(st, cfg.arch);
-    if (!dev) return 2;
-  }
-  const model::GemvBudget b = model::check_gemv_budget(cfg, dev ? &*dev : nullptr);
-  if (st.json) {
-    nlohmann::json j = gemv_budget_to_json(b);
-    if (dev) j["device"] = device_json(*dev, cfg.arch);
-    std::printf("%s\n", j.dump(2).c_str());
-  } else if (b.valid) {
-    std::fputs(model::format_gemv_budget(b).c_str(), stdout);
-  } else {
-    std::vector<std::string> why;
-    for (const model::Finding& f : b.findings) why.push_back(f.message);
-    print_errors(st, why);
-  }
-  return b.exit_code();
+  return print_budget(st, errors, cfg.arch,
+                      [&](const model::Capacity* dev) { return model::check_gemv_budget(cfg, dev); },
+                      gemv_budget_to_json, [&](const model::GemvBudget& b) {
+                        if (b.valid) {
+                          std::fputs(model::format_gemv_budget(b).c_str(), stdout);
+                          return;
+                        }
+                        std::vector<std::string> why;
+                        for (const model::Finding& f : b.findings) why.push_back(f.message);
+                        print_errors(st, why);
+                      });
 }
 
 int run(const State& st, CLI::App* cmd) {
@@ -243,24 +257,9 @@ int run(const State& st, CLI::App* cmd) {
     std::string e = model::set_config_field(cfg, "hand", h);
     if (!e.empty()) errors.push_back(std::move(e));
   }
-  if (!errors.empty()) {
-    print_errors(st, errors);
-    return 2;
-  }
-  std::optional<model::Capacity> dev;
-  if (st.device) {
-    dev = device_capacity(st, cfg.arch);
-    if (!dev) return 2;
-  }
-  const model::BudgetReport r = model::check_budget(cfg, dev ? &*dev : nullptr);
-  if (st.json) {
-    nlohmann::json j = budget_to_json(r);
-    if (dev) j["device"] = device_json(*dev, cfg.arch);
-    std::printf("%s\n", j.dump(2).c_str());
-  } else {
-    std::fputs(model::format_report(r).c_str(), stdout);
-  }
-  return r.exit_code();
+  return print_budget(st, errors, cfg.arch, [&](const model::Capacity* dev) { return model::check_budget(cfg, dev); },
+                      budget_to_json,
+                      [](const model::BudgetReport& r) { std::fputs(model::format_report(r).c_str(), stdout); });
 }
 
 }  // namespace

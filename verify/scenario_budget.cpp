@@ -181,6 +181,19 @@ void check_gemv_scenario(sim::Kernel& k, const model::Capacity* device, Scenario
   for (sim::Finding& f : warn) b.findings.push_back(std::move(f));
 }
 
+// "launch smem = N B; WHAT M B (agree)" (WHAT ends in its verb) and the capacity line of a scenario's budget section.
+std::string smem_lines(int64_t launch_smem, std::string_view what, int64_t total, int64_t capacity,
+                       std::string_view limit_from) {
+  std::string out =
+      launch_smem > 0
+          ? fmt::format("  launch smem = {} B; {} {} B{}\n", launch_smem, what, total,
+                        launch_smem == total ? " (agree)" : "")
+          : fmt::format("  launch smem not given; {} {} B\n", what, total);
+  return out + fmt::format("  capacity {} B per block ({}); {}\n", capacity, limit_from,
+                           total > capacity ? fmt::format("over by {} B", total - capacity)
+                                            : fmt::format("headroom {} B", capacity - total));
+}
+
 std::string findings_text(const sim::Kernel& k, const std::vector<sim::Finding>& findings) {
   std::string out;
   if (!findings.empty()) out += "\n";
@@ -199,14 +212,8 @@ std::string format_gemv_scenario(const sim::Kernel& k, const ScenarioBudget& b) 
   std::string out = fmt::format("\nscenario {} (kernel {}) against the GEMV kernel's plan\n", k.file, k.name);
   out += fmt::format("  launch ctas = {}, threads = {}; the kernel launches {} × {}{}\n", k.launch.ctas, k.launch.threads,
                      plan.grid, plan.threads, agree(k.launch.ctas == plan.grid && k.launch.threads == plan.threads));
-  if (b.launch_smem > 0)
-    out += fmt::format("  launch smem = {} B; the layout with these stages needs {} B{}\n", b.launch_smem, D.total,
-                       agree(b.launch_smem == D.total));
-  else
-    out += fmt::format("  launch smem not given; the layout with these stages needs {} B\n", D.total);
-  out += fmt::format("  capacity {} B per block ({}); {}\n", D.capacity, D.device_capacity ? "GPU present" : D.arch_name,
-                     D.total > D.capacity ? fmt::format("over by {} B", D.total - D.capacity)
-                                          : fmt::format("headroom {} B", D.capacity - D.total));
+  out += smem_lines(b.launch_smem, "the layout with these stages needs", D.total, D.capacity,
+                    D.device_capacity ? "GPU present" : D.arch_name);
   for (const PipelineStages& s : b.stages)
     out += fmt::format("  pipeline {}: stages = {}; {} {} = {}{}\n", s.pipeline, s.declared,
                        s.holds == BudgetPipe::vec ? "kernel:" : s.from_solver ? "plan:" : "config:", s.counter,
@@ -387,14 +394,8 @@ std::string format_scenario_budget(const sim::Kernel& k, const ScenarioBudget& b
   if (b.gemv_declared) return format_gemv_scenario(k, b);
   std::string out = fmt::format("\nscenario {} (kernel {}) against the derived numbers\n", k.file, k.name);
   const model::BudgetReport& D = b.declared;
-  if (b.launch_smem > 0)
-    out += fmt::format("  launch smem = {} B; the declared buffers need {} B{}\n", b.launch_smem, D.total,
-                       b.launch_smem == D.total ? " (agree)" : "");
-  else
-    out += fmt::format("  launch smem not given; the declared buffers need {} B\n", D.total);
-  out += fmt::format("  capacity {} B per block ({}); {}\n", D.capacity, D.device_capacity ? "GPU present" : D.arch_name,
-                     D.total > D.capacity ? fmt::format("over by {} B", D.total - D.capacity)
-                                          : fmt::format("headroom {} B", D.capacity - D.total));
+  out += smem_lines(b.launch_smem, "the declared buffers need", D.total, D.capacity,
+                    D.device_capacity ? "GPU present" : D.arch_name);
   for (const PipelineStages& s : b.stages)
     out += fmt::format("  pipeline {}: stages = {}; {} {} = {}{}\n", s.pipeline, s.declared,
                        s.from_solver ? "solver with the derived footprints:" : "config:", s.counter, s.expected,

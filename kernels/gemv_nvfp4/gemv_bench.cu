@@ -544,7 +544,7 @@ double median(std::vector<double> v) {
 }
 
 std::FILE* g_timeline_csv = nullptr;  // --timeline-csv FILE: every CTA of the last launch of each variant
-constexpr int kTl = 8;                // timeline words per CTA (GemvTuning::timeline)
+constexpr int kTl = 10;               // timeline words per CTA (GemvTuning::timeline)
 
 // The timed launches of one variant with per-CTA stamps: event time and its parts, per launch, medians.
 void timeline(Case& c, const GemvTuning& t0, const std::string& name, bool flush = true, int reps = 21) {
@@ -609,13 +609,16 @@ void timeline(Case& c, const GemvTuning& t0, const std::string& name, bool flush
     rate.push_back(median(rates));
     cw.push_back(median(cws));
     pw.push_back(median(pws));
+    std::string csv_name = name;  // a CSV field: no commas
+    std::replace(csv_name.begin(), csv_name.end(), ',', ';');
     if (rep == reps + 1 && g_timeline_csv != nullptr)
       for (int64_t i = 0; i < plan.grid; ++i) {
         const unsigned long long* x = &h[kTl * i];
-        std::fprintf(g_timeline_csv, "%s,%s,%lld,%.3f,%.3f,%.3f,%llu,%llu,%.3f,%.3f,%llu,%.3f,%.3f\n", c.name.c_str(),
-                     name.c_str(), (long long)i, (double(x[0]) - double(t0s)) / 1e3, (double(x[1]) - double(t0s)) / 1e3,
-                     (double(x[2]) - double(t0s)) / 1e3, x[3], x[4], x[5] / ghz / 1e3, x[6] / ghz / 1e3, x[7],
-                     ms * 1e3, fe ? (double(t0s) - double(fe)) / 1e3 : 0.0);
+        std::fprintf(g_timeline_csv, "%s,%s,%lld,%.3f,%.3f,%.3f,%llu,%llu,%.3f,%.3f,%llu,%.3f,%.3f,%.3f,%.3f\n",
+                     c.name.c_str(), csv_name.c_str(), (long long)i, (double(x[0]) - double(t0s)) / 1e3,
+                     (double(x[1]) - double(t0s)) / 1e3, (double(x[2]) - double(t0s)) / 1e3, x[3], x[4],
+                     x[5] / ghz / 1e3, x[6] / ghz / 1e3, x[7], ms * 1e3, fe ? (double(t0s) - double(fe)) / 1e3 : 0.0,
+                     x[8] ? (double(x[8]) - double(t0s)) / 1e3 : -1.0, x[9] ? (double(x[9]) - double(t0s)) / 1e3 : -1.0);
       }
   }
   const double E = median(ev), B = median(body), G = median(gap);
@@ -662,7 +665,7 @@ int main(int argc, char** argv) {
       g_timeline_csv = std::fopen(argv[++i], "w");
       if (g_timeline_csv)
         std::fprintf(g_timeline_csv, "shape,variant,cta,entry_us,first_us,end_us,chunks,smid,cons_wait_us,"
-                                     "prod_wait_us,stages,event_us,gap_us\n");
+                                     "prod_wait_us,stages,event_us,gap_us,issue_us,vector_us\n");
     }
     else rest.push_back(argv[i]);
   }

@@ -33,8 +33,9 @@ namespace ptx = cuda::ptx;
 constexpr int kMaxConsumerWarps = 16;
 // Instrumentation words per CTA (GemvTuning::timeline): globaltimer at entry, first full stage, end;
 // chunks claimed; SM id; consumer warp 1's cycles waiting for full stages; the producer's cycles
-// waiting for free slots; stages consumed.
-constexpr unsigned kTimelineWords = 8;
+// waiting for free slots; stages consumed; globaltimer at the producer's first issue (its first
+// vector copy) and when the consumers saw the first vector land.
+constexpr unsigned kTimelineWords = 10;
 constexpr int kMaxThreads = 32 * (2 + kMaxConsumerWarps);  // + producer and scheduler warps
 
 struct Params {
@@ -499,6 +500,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
             ptx::fence_proxy_async(ptx::space_shared);
           }
           const uint32_t vtx = static_cast<uint32_t>(rb + (fe > f0 ? fe - f0 : 0));
+          if (tlp && vs.count == 0) tlp[8] = ptx::get_sreg_globaltimer();
           ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &vfull[vs.index], vtx);
           ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, vdst, p.b + batch * rb,
                              static_cast<uint32_t>(rb), &vfull[vs.index]);
@@ -632,6 +634,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_tma_kernel(const __grid_c
       if (batch != vec_batch) {
         vec_batch = batch;
         if (!wait_parity<kWatchdog>(&vfull[vc.index], vc.phase, p, abort_flag, 2, vc.index, vc.count)) return false;
+        if (tl && vc.count == 0) tl[9] = ptx::get_sreg_globaltimer();
         uint8_t* dbuf = smem + p.off_b + (p.b_buffers > 1 ? (nvec & 1) : 0) * p.b_buffer_bytes;
         decode_vector(p, batch, smem + p.off_vraw + static_cast<size_t>(vc.index) * p.vraw_bytes, dbuf, ct, nct);
         // Orders the vector decode before any use; a buffer is rewritten only two vectors later, after

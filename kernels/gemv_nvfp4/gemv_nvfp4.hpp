@@ -70,9 +70,10 @@ struct GemvTuning {
   int ctas_per_sm = 0;
   int units_per_lane = 0;     // 0 or 2: two 32-element units per lane per step; 1: one; 4: four
   int waves = 0;              // 0: the planner's choice
-  unsigned long long* timeline = nullptr;  // device array of 8 * grid (instrumentation), per CTA:
+  unsigned long long* timeline = nullptr;  // device array of 10 * grid (instrumentation), per CTA:
       // %globaltimer at entry, first full stage, end; chunks it took; SM id; consumer warp 1's cycles
-      // waiting for full stages; the producer's cycles waiting for free slots; stages consumed
+      // waiting for full stages; the producer's cycles waiting for free slots; stages consumed;
+      // %globaltimer at the producer's first issue and when the consumers saw the first vector land
   int static_permille = -1;   // share of rows split statically, 1/1000 (-1: the planner's choice)
   int64_t chunk_bytes = 0;    // A bytes per dynamic chunk (0: one stage)
   int64_t first_stage_bytes = 0;  // A bytes of a CTA's first stage (0: a full stage)
