@@ -115,7 +115,7 @@ using Outcome = testing_support::BudgetRun;
 Outcome budget(std::vector<std::string> args) { return testing_support::run_budget(std::move(args)); }
 
 TEST(GemvBudgetCommand, TableAndJson) {
-  const Outcome t = budget({"--gemv", "7168x2048x4", "--arch", "sm_90a", "--regs", "95"});
+  const Outcome t = budget({"--gemv", "7168x2048x4", "--arch", "sm_90a", "--regs", "96"});
   EXPECT_EQ(t.code, 0) << t.err;
   EXPECT_TRUE(has(t.out, "budget: sm_90a NVFP4 GEMV m 7168 k 2048 l 4")) << t.out;
   EXPECT_TRUE(has(t.out, "170112")) << t.out;
@@ -265,7 +265,7 @@ TEST(GemvScenarioBudget, BudgetFileJson) {
   EXPECT_EQ(j["smem"]["total"], 170112);
   EXPECT_EQ(j["scenario"]["launch_smem"], 170112);
   EXPECT_EQ(j["scenario"]["declared_total"], 170112);
-  EXPECT_EQ(j["registers"]["regs_per_thread"], 95);
+  EXPECT_EQ(j["registers"]["regs_per_thread"], 96);
   ASSERT_EQ(j["scenario"]["pipelines"].size(), 2u);
   EXPECT_EQ(j["scenario"]["findings"].size(), 0u);
   const Outcome over = budget({kDir + "gemv_nvfp4/7168x2048x4.scn", "-D", "STAGES=7"});
