@@ -82,7 +82,6 @@ std::optional<std::vector<int64_t>> parse_dims(std::string_view s) {
   return out;
 }
 
-
 std::string set_config_field(GemmConfig& cfg, std::string_view key_in, std::string_view value_in) {
   const std::string key = trim(key_in);
   const std::string value = trim(value_in);
@@ -229,16 +228,27 @@ std::string set_config_field(GemmConfig& cfg, std::string_view key_in, std::stri
 // ---------------------------------------------------------------------------------------------
 // The check
 
-bool BudgetReport::has(Severity s) const {
-  return std::any_of(findings.begin(), findings.end(),
-                     [&](const Finding& f) { return f.severity == s; });
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::note: return "note";
+    case Severity::warning: return "warning";
+    case Severity::error: return "error";
+  }
+  return "?";
 }
 
-int BudgetReport::exit_code() const {
-  if (bad_input || has(Severity::error)) return 2;
-  if (has(Severity::warning)) return 1;
-  return 0;
+bool has_severity(const std::vector<Finding>& findings, Severity s) {
+  return std::any_of(findings.begin(), findings.end(), [&](const Finding& f) { return f.severity == s; });
 }
+
+int exit_code_of(bool bad_input, const std::vector<Finding>& findings) {
+  if (bad_input || has_severity(findings, Severity::error)) return 2;
+  return has_severity(findings, Severity::warning) ? 1 : 0;
+}
+
+bool BudgetReport::has(Severity s) const { return has_severity(findings, s); }
+
+int BudgetReport::exit_code() const { return exit_code_of(bad_input, findings); }
 
 namespace {
 
@@ -326,6 +336,13 @@ std::vector<std::string> likely_causes(const OperandContext& o, int64_t hand, in
 }
 
 }  // namespace
+
+RegisterReport register_findings(const RegisterConfig& rc, const Capacity& cap, std::vector<Finding>& findings) {
+  RegisterReport regs = check_registers(rc, cap);
+  for (const std::string& e : regs.errors) findings.push_back({Severity::error, "registers: " + e});
+  for (const std::string& w : regs.warnings) findings.push_back({Severity::warning, "registers: " + w});
+  return regs;
+}
 
 OccupancyLimits occupancy_limits(const Arch& arch, const Capacity& cap, int threads, int64_t smem_total,
                                  int64_t smem_capacity, const RegisterReport& regs, int tmem_requested, int occupancy,
@@ -658,9 +675,7 @@ BudgetReport check_budget(const GemmConfig& cfg_in, const Capacity* device) {
   rc.regs_per_thread = cfg.regs_per_thread;
   rc.setmaxnreg = cfg.setmaxnreg;
   rc.occupancy = cfg.occupancy;
-  r.regs = check_registers(rc, r.cap);
-  for (const std::string& e : r.regs.errors) add(Severity::error, "registers: " + e);
-  for (const std::string& w : r.regs.warnings) add(Severity::warning, "registers: " + w);
+  r.regs = register_findings(rc, r.cap, r.findings);
 
   // --- occupancy ---
   r.occupancy = occupancy_limits(*arch, r.cap, cfg.threads, r.total, r.capacity, r.regs, r.tmem.requested,
@@ -742,7 +757,7 @@ std::string format_report(const BudgetReport& r) {
   if (!r.valid) {
     out += "budget: configuration rejected\n";
     for (const Finding& f : r.findings)
-      out += fmt::format("  {}: {}\n", f.severity == Severity::error ? "error" : f.severity == Severity::warning ? "warning" : "note",
+      out += fmt::format("  {}: {}\n", severity_name(f.severity),
                          f.message);
     return out;
   }
@@ -806,7 +821,7 @@ std::string format_report(const BudgetReport& r) {
 
   if (!r.findings.empty()) out += "\n";
   for (const Finding& f : r.findings)
-    out += fmt::format("{}: {}\n", f.severity == Severity::error ? "error" : f.severity == Severity::warning ? "warning" : "note",
+    out += fmt::format("{}: {}\n", severity_name(f.severity),
                        f.message);
   return out;
 }

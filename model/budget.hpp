@@ -62,16 +62,16 @@ struct GemmConfig {
   std::vector<HandEstimate> hand;
 };
 
-// Sets one field from text, with the `pipesim budget` flag names (without dashes):
-// arch, tile (MxN or MxNxK), cluster (M or MxN), cta-group, ab, a, b, c, sf, sf-vec, lora-rank,
-// lora-stages, lora-dtype, epilogue (tma|none), epilogue-stages (auto|N), epilogue-vectors,
-// ab-stages (auto|N), acc-stages (auto|N), occupancy, solver (auto|cutlass|seed), threads, regs, setmaxnreg (N,N,...),
-// tmem-alloc (auto|max|pow2), hand (NAME=BYTES[,NAME=BYTES...], appends).
 // A whole decimal integer (spaces around allowed); nullopt otherwise.
 std::optional<int64_t> parse_int(std::string_view s);
 // "256x128x256" → {256, 128, 256}; x, X, × and * separate; nullopt when a part is not an integer.
 std::optional<std::vector<int64_t>> parse_dims(std::string_view s);
 
+// Sets one field from text, with the `pipesim budget` flag names (without dashes):
+// arch, tile (MxN or MxNxK), cluster (M or MxN), cta-group, ab, a, b, c, sf, sf-vec, lora-rank,
+// lora-stages, lora-dtype, epilogue (tma|none), epilogue-stages (auto|N), epilogue-vectors,
+// ab-stages (auto|N), acc-stages (auto|N), occupancy, solver (auto|cutlass|seed), threads, regs, setmaxnreg (N,N,...),
+// tmem-alloc (auto|max|pow2), hand (NAME=BYTES[,NAME=BYTES...], appends).
 // Returns an error sentence, or "" when accepted.
 std::string set_config_field(GemmConfig& cfg, std::string_view key, std::string_view value);
 
@@ -81,6 +81,12 @@ struct Finding {
   Severity severity = Severity::note;
   std::string message;
 };
+
+// "note", "warning", "error".
+const char* severity_name(Severity s);
+bool has_severity(const std::vector<Finding>& findings, Severity s);
+// 2: bad input or an error; 1: warnings; 0: notes at most.
+int exit_code_of(bool bad_input, const std::vector<Finding>& findings);
 
 struct BufferLine {
   std::string name;           // "A", "SFB", "C", "LU", "barriers", ...
@@ -150,6 +156,9 @@ struct BudgetReport {
   // reached, TMEM contention); 2: bad input or a configuration that cannot launch or run.
   int exit_code() const;
 };
+
+// check_registers, with its errors and warnings added to `findings` ("registers: ...").
+RegisterReport register_findings(const RegisterConfig& rc, const Capacity& cap, std::vector<Finding>& findings);
 
 // CTAs per SM that threads, blocks, shared memory (the request plus the driver's per-block reservation),
 // registers and TMEM allow; a warning in `findings` where `occupancy` is not reached.

@@ -78,14 +78,9 @@ std::string set_gemv_field(GemvBudgetConfig& cfg, std::string_view key, std::str
   return fmt::format("'{}' does not apply to the GEMV (its settings: gemv, arch, ab-stages, stage-bytes, regs)", key);
 }
 
-bool GemvBudget::has(Severity s) const {
-  return std::any_of(findings.begin(), findings.end(), [s](const Finding& f) { return f.severity == s; });
-}
+bool GemvBudget::has(Severity s) const { return has_severity(findings, s); }
 
-int GemvBudget::exit_code() const {
-  if (bad_input || has(Severity::error)) return 2;
-  return has(Severity::warning) ? 1 : 0;
-}
+int GemvBudget::exit_code() const { return exit_code_of(bad_input, findings); }
 
 GemvBudget check_gemv_budget(const GemvBudgetConfig& cfg, const Capacity* device) {
   GemvBudget b;
@@ -119,6 +114,8 @@ GemvBudget check_gemv_budget(const GemvBudgetConfig& cfg, const Capacity* device
     return b;
   }
   const GemvPlan& p = b.plan;
+  b.stage_tx_bytes = p.stage_a_bytes + p.stage_a_bytes / 8;
+  b.vector_tx_bytes = s.k / 2 + s.k / 16;
   b.total = p.smem_bytes;
   b.headroom = b.capacity - b.total;
   b.percent = b.capacity > 0 ? 100.0 * static_cast<double>(b.total) / static_cast<double>(b.capacity) : 0;
@@ -132,27 +129,28 @@ GemvBudget check_gemv_budget(const GemvBudgetConfig& cfg, const Capacity* device
 
   // --- buffers, in the layout's order ---
   const int64_t mbarriers = 2 * int64_t{p.stages} + 4 + 2 * int64_t{p.claims_ahead} + 1;
-  auto add_buf = [&](std::string name, std::string what, int64_t per, int count, int64_t allocated) {
-    b.buffers.push_back({std::move(name), std::move(what), per, count, per * count, allocated});
+  // Every buffer is 128-byte aligned already: what it holds is what it is given.
+  auto add_buf = [&](std::string name, std::string what, int64_t per, int count) {
+    b.buffers.push_back({std::move(name), std::move(what), per, count, per * count, per * count});
   };
   add_buf("barriers",
           fmt::format("{} mbarriers × 8 B, {} headers × 16 B, flag, {} done counter{}", mbarriers,
                       p.stages + p.claims_ahead, p.areas + 1, p.areas + 1 == 1 ? "" : "s"),
-          p.off_ring, 1, p.off_ring);
+          p.off_ring, 1);
   add_buf("A + SFA", fmt::format("A {} B + SFA {} B (A/8 + 32 B of room), 128-aligned", p.stage_a_bytes, p.stage_sf_bytes),
-          p.stage_stride, p.stages, p.stage_stride * p.stages);
+          p.stage_stride, p.stages);
   add_buf("b decoded",
           fmt::format("k × {} B ({}) + k/16 × 4 B (sfb as f32)", b.vector_elem_bytes,
                       b.vector_elem_bytes == 1 ? "int8" : "f16"),
-          p.b_buffer_bytes, p.b_buffers, p.b_buffer_bytes * p.b_buffers);
-  add_buf("b raw", "k/2 + k/16 + 32 B (TMA target)", p.vraw_bytes, p.b_buffers, p.vraw_bytes * p.b_buffers);
+          p.b_buffer_bytes, p.b_buffers);
+  add_buf("b raw", "k/2 + k/16 + 32 B (TMA target)", p.vraw_bytes, p.b_buffers);
   const int64_t rowsums = p.smem_bytes - 128 - p.off_rowsum;
   add_buf("row sums",
           p.areas > 0 ? fmt::format("{} warps × ({} + {} × {} rows) × 4 B", p.consumer_warps, p.area0_rows, p.areas,
                                     p.area1_rows)
                       : fmt::format("{} warps × {} rows × 4 B", p.consumer_warps, p.area0_rows),
-          rowsums, 1, rowsums);
-  add_buf("alignment", "dynamic base rounded up to 128 B", 128, 1, 128);
+          rowsums, 1);
+  add_buf("alignment", "dynamic base rounded up to 128 B", 128, 1);
 
   // --- findings ---
   if (b.total > b.capacity)
@@ -173,9 +171,7 @@ GemvBudget check_gemv_budget(const GemvBudgetConfig& cfg, const Capacity* device
   rc.threads = p.threads;
   rc.regs_per_thread = cfg.regs_per_thread;
   rc.occupancy = 1;
-  b.regs = check_registers(rc, b.cap);
-  for (const std::string& e : b.regs.errors) add(Severity::error, "registers: " + e);
-  for (const std::string& w : b.regs.warnings) add(Severity::warning, "registers: " + w);
+  b.regs = register_findings(rc, b.cap, b.findings);
   b.occupancy = occupancy_limits(*arch, b.cap, p.threads, b.total, b.capacity, b.regs, 0, 1, b.findings);
   if (b.cap.sms > 0 && p.grid > int64_t{b.cap.sms} * std::max(b.occupancy.achieved, 1))
     add(Severity::note, fmt::format("{} CTAs on {} SMs × {} per SM: more than one wave", p.grid, b.cap.sms,
@@ -186,11 +182,10 @@ GemvBudget check_gemv_budget(const GemvBudgetConfig& cfg, const Capacity* device
 
 std::string format_gemv_budget(const GemvBudget& b) {
   std::string out;
-  auto severity = [](Severity s) { return s == Severity::error ? "error" : s == Severity::warning ? "warning" : "note"; };
   const GemvShape& s = b.config.shape;
   if (!b.valid) {
     out += "budget: GEMV configuration rejected\n";
-    for (const Finding& f : b.findings) out += fmt::format("  {}: {}\n", severity(f.severity), f.message);
+    for (const Finding& f : b.findings) out += fmt::format("  {}: {}\n", severity_name(f.severity), f.message);
     return out;
   }
   const GemvPlan& p = b.plan;
@@ -226,7 +221,7 @@ std::string format_gemv_budget(const GemvBudget& b) {
   out += fmt::format("  CTAs per SM: threads {}, blocks {}, shared memory {}, registers {} → {}\n", o.by_threads,
                      o.by_blocks, o.by_smem, o.by_regs > 0 ? std::to_string(o.by_regs) : "?", o.achieved);
   if (!b.findings.empty()) out += "\n";
-  for (const Finding& f : b.findings) out += fmt::format("{}: {}\n", severity(f.severity), f.message);
+  for (const Finding& f : b.findings) out += fmt::format("{}: {}\n", severity_name(f.severity), f.message);
   return out;
 }
 

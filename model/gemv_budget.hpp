@@ -38,6 +38,8 @@ struct GemvBudget {
   GemvPlan plan;                // the layout the kernel uses (stages / stage bytes fixed when given)
   int max_stages = 0;           // the most stages of plan.stage_a_bytes that fit the per-block limit
   int vector_elem_bytes = 0;    // decoded b: 1 (int8, sm_90a) or 2 (f16, sm_100a and later)
+  int64_t stage_tx_bytes = 0;   // a full stage's transaction: A bytes + one scale byte per 8
+  int64_t vector_tx_bytes = 0;  // one batch's b and sfb: k/2 + k/16
   std::vector<BufferLine> buffers;  // `allocated`: the bytes the layout gives it (128-byte aligned)
   int64_t total = 0;            // dynamic shared memory the launch requests
   int64_t capacity = 0;         // per-block limit

@@ -163,13 +163,17 @@ int run_file(const State& st) {
   return code;
 }
 
-std::string severity_name(model::Severity s) {
-  switch (s) {
-    case model::Severity::note: return "note";
-    case model::Severity::warning: return "warning";
-    case model::Severity::error: return "error";
-  }
-  return "?";
+// What both budgets' JSON starts with: the verdict, the architecture and the findings.
+nlohmann::json report_head_json(int exit_code, bool valid, bool bad_input, const std::string& arch,
+                                const std::string& arch_note, const std::vector<model::Finding>& findings) {
+  nlohmann::json j{{"exit_code", exit_code}, {"ok", exit_code == 0}, {"valid", valid}, {"bad_input", bad_input},
+                   {"arch", arch}};
+  if (!arch_note.empty()) j["arch_uncertain"] = arch_note;
+  nlohmann::json fs = nlohmann::json::array();
+  for (const model::Finding& f : findings)
+    fs.push_back({{"severity", model::severity_name(f.severity)}, {"message", f.message}});
+  j["findings"] = fs;
+  return j;
 }
 
 // The end of both flag forms: the errors (exit 2), or the GPU's limits when --device asks, the budget
@@ -267,17 +271,7 @@ int run(const State& st, CLI::App* cmd) {
 nlohmann::json budget_to_json(const model::BudgetReport& r) {
   using nlohmann::json;
   const model::GemmConfig& c = r.config;
-  json j;
-  j["exit_code"] = r.exit_code();
-  j["ok"] = r.exit_code() == 0;
-  j["valid"] = r.valid;
-  j["bad_input"] = r.bad_input;
-  j["arch"] = r.arch_name;
-  if (!r.arch_note.empty()) j["arch_uncertain"] = r.arch_note;
-  json findings = json::array();
-  for (const model::Finding& f : r.findings)
-    findings.push_back({{"severity", severity_name(f.severity)}, {"message", f.message}});
-  j["findings"] = findings;
+  json j = report_head_json(r.exit_code(), r.valid, r.bad_input, r.arch_name, r.arch_note, r.findings);
   if (!r.valid) return j;
   j["config"] = {
       {"tile", {c.mma_m, c.mma_n, c.tile_k}},
@@ -359,18 +353,8 @@ nlohmann::json budget_to_json(const model::BudgetReport& r) {
 
 nlohmann::json gemv_budget_to_json(const model::GemvBudget& b) {
   using nlohmann::json;
-  json j;
-  j["exit_code"] = b.exit_code();
-  j["ok"] = b.exit_code() == 0;
-  j["valid"] = b.valid;
-  j["bad_input"] = b.bad_input;
+  json j = report_head_json(b.exit_code(), b.valid, b.bad_input, b.arch_name, b.arch_note, b.findings);
   j["kernel"] = "gemv_nvfp4";
-  j["arch"] = b.arch_name;
-  if (!b.arch_note.empty()) j["arch_uncertain"] = b.arch_note;
-  json findings = json::array();
-  for (const model::Finding& f : b.findings)
-    findings.push_back({{"severity", severity_name(f.severity)}, {"message", f.message}});
-  j["findings"] = findings;
   if (!b.valid) return j;
   const model::GemvPlan& p = b.plan;
   j["shape"] = {{"m", b.config.shape.m}, {"k", b.config.shape.k}, {"l", b.config.shape.l}};
@@ -379,9 +363,9 @@ nlohmann::json gemv_budget_to_json(const model::GemvBudget& b) {
                  {"fixed", b.config.stages > 0},
                  {"stage_a_bytes", p.stage_a_bytes},
                  {"stage_sf_bytes", p.stage_sf_bytes},
-                 {"stage_tx_bytes", p.stage_a_bytes + p.stage_a_bytes / 8},
+                 {"stage_tx_bytes", b.stage_tx_bytes},
                  {"vector_slots", p.b_buffers},
-                 {"vector_tx_bytes", b.config.shape.k / 2 + b.config.shape.k / 16},
+                 {"vector_tx_bytes", b.vector_tx_bytes},
                  {"max_ab_stages", b.max_stages}};
   json bufs = json::array();
   for (const model::BufferLine& l : b.buffers)

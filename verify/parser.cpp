@@ -15,8 +15,8 @@
 #include <unordered_map>
 
 #include "model/arch.hpp"
-#include "model/gemv_budget.hpp"
 #include "model/budget.hpp"
+#include "model/gemv_budget.hpp"
 #include "verify/lexer.hpp"
 
 namespace pipesim::verify {

@@ -43,9 +43,9 @@ std::string plural(int64_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-std::string buffers_note(const model::BudgetReport& r) {
+std::string buffers_note(const std::vector<model::BufferLine>& buffers) {
   std::string s = "buffers:";
-  for (const model::BufferLine& b : r.buffers)
+  for (const model::BufferLine& b : buffers)
     s += fmt::format(" {} {}{}", b.name, b.allocated, b.stages > 1 ? fmt::format(" ({} × {})", b.stages, b.bytes_per_stage) : "");
   return s;
 }
@@ -54,13 +54,6 @@ std::string loc_text(const sim::Kernel& k, sim::SourceLoc l) { return fmt::forma
 
 bool gemv_config(const sim::BudgetDecls& d) {
   return std::any_of(d.config.begin(), d.config.end(), [](const sim::BudgetDecls::Setting& s) { return s.key == "gemv"; });
-}
-
-std::string gemv_buffers_note(const model::GemvBudget& g) {
-  std::string s = "buffers:";
-  for (const model::BufferLine& l : g.buffers)
-    s += fmt::format(" {} {}{}", l.name, l.allocated, l.stages > 1 ? fmt::format(" ({} × {})", l.stages, l.bytes_per_stage) : "");
-  return s;
 }
 
 // `config gemv = M x K x L`: the scenario against the GEMV kernel's plan (model/gemv_budget.hpp).
@@ -85,7 +78,6 @@ void check_gemv_scenario(sim::Kernel& k, const model::Capacity* device, Scenario
     return;
   }
   const model::GemvPlan& plan = b.gemv_derived->plan;
-  const model::GemvShape& shape = cfg.shape;
 
   const sim::PipelineDecl* ring = nullptr;
   const sim::PipelineDecl* vec = nullptr;
@@ -126,7 +118,7 @@ void check_gemv_scenario(sim::Kernel& k, const model::Capacity* device, Scenario
     fatal.push_back(finding(k, "smem_over_capacity", true, d.launch_loc, "launch",
                             fmt::format("the launch would fail: {} B requested, {} B available{}", D.total, D.capacity,
                                         D.device_capacity ? " on the GPU present" : fmt::format(" on {}", D.arch_name)),
-                            {gemv_buffers_note(D), fmt::format("with pipeline {} stages = {}; at most {} fit",
+                            {buffers_note(D.buffers), fmt::format("with pipeline {} stages = {}; at most {} fit",
                                                                ring ? ring->name : "?", D.plan.stages, D.max_stages)}));
   for (const model::Finding& f : D.findings)
     if (f.severity == model::Severity::error && f.message.rfind("the launch would fail", 0) != 0)
@@ -145,23 +137,22 @@ void check_gemv_scenario(sim::Kernel& k, const model::Capacity* device, Scenario
     warn.push_back(finding(k, "budget_mismatch", false, d.launch_loc, "launch",
                            fmt::format("launch smem = {} B, but the kernel's layout with these stages is {} B",
                                        b.launch_smem, D.total),
-                           {gemv_buffers_note(D)}));
+                           {buffers_note(D.buffers)}));
 
   // --- the pipelines against the plan ---
   if (!ring)
     warn.push_back(finding(k, "budget_mismatch", false, d.config_loc, "config",
                            "no `tma -> threads` pipeline holds the A + SFA stages the GEMV streams"));
-  if (ring && ring->tx != plan.stage_a_bytes + plan.stage_a_bytes / 8)
+  if (ring && ring->tx != b.gemv_derived->stage_tx_bytes)
     warn.push_back(finding(k, "budget_mismatch", false, ring->loc, "pipeline " + ring->name,
                            fmt::format("pipeline {}: tx = {} B, but a full stage carries {} B ({} A + {} SFA, one scale "
                                        "byte per 8 A bytes)",
-                                       ring->name, ring->tx, plan.stage_a_bytes + plan.stage_a_bytes / 8,
+                                       ring->name, ring->tx, b.gemv_derived->stage_tx_bytes,
                                        plan.stage_a_bytes, plan.stage_a_bytes / 8)));
-  const int64_t vec_tx = shape.k / 2 + shape.k / 16;
-  if (vec && vec->tx != vec_tx)
+  if (vec && vec->tx != D.vector_tx_bytes)
     warn.push_back(finding(k, "budget_mismatch", false, vec->loc, "pipeline " + vec->name,
                            fmt::format("pipeline {}: tx = {} B, but one batch's b and sfb are {} B (k/2 + k/16)",
-                                       vec->name, vec->tx, vec_tx)));
+                                       vec->name, vec->tx, D.vector_tx_bytes)));
   for (const PipelineStages& s : b.stages) {
     if (s.declared == s.expected) continue;
     if (s.holds == BudgetPipe::ab && s.from_solver && s.declared < s.expected)
@@ -314,7 +305,7 @@ ScenarioBudget check_scenario_budget(sim::Kernel& k, const model::Capacity* devi
 
   // --- over capacity: the launch would fail ---
   if (D.valid && D.total > D.capacity) {
-    std::vector<std::string> notes{buffers_note(D)};
+    std::vector<std::string> notes{buffers_note(D.buffers)};
     std::string stages_txt;
     for (const PipelineStages& s : b.stages)
       if (s.holds != BudgetPipe::acc)
@@ -347,7 +338,7 @@ ScenarioBudget check_scenario_budget(sim::Kernel& k, const model::Capacity* devi
         fmt::format("launch smem = {} B, but the buffers of the config and the declared pipelines need {} B "
                     "(1024-byte aligned): {} B {}",
                     b.launch_smem, D.total, diff > 0 ? diff : -diff, diff > 0 ? "more than needed" : "short"),
-        {buffers_note(D)}));
+        {buffers_note(D.buffers)}));
   }
 
   // --- hand-written estimates against the derived footprints ---

@@ -963,6 +963,16 @@ model::GemvHints hints_of(const GemvTuning& t, const DeviceInfo& info) {
   return h;
 }
 
+// The plan on the current device (its capacities, the vector width of the code that runs there);
+// kNoPlan with the planner's reason when there is none (*plan still says why).
+GemvResult device_plan(const model::GemvShape& shape, const GemvTuning& tuning, DeviceInfo* info,
+                       model::GemvPlan* plan) {
+  if (GemvResult r = device_info(info); !r) return r;
+  *plan = model::plan_gemv(shape, info->cap, hints_of(tuning, *info));
+  if (!plan->ok) return GemvResult{GemvStatus::kNoPlan, plan->why};
+  return {};
+}
+
 // The chunk counter of (device, stream): one 4-byte word per stream, allocated and zeroed (in the
 // stream's order) on first use. Each launch leaves it at 0 (its last claim resets it), so launches in
 // one stream share it; launches on different streams get different counters.
@@ -989,9 +999,8 @@ GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& 
                       unsigned long long watchdog_ns, GemvWatchdogHit* hit_dev) {
   if (GemvResult v = validate_gemv_args(x); !v) return v;
   DeviceInfo info;
-  if (GemvResult r = device_info(&info); !r) return r;
-  const model::GemvPlan plan = model::plan_gemv({x.m, x.k, x.l}, info.cap, hints_of(tuning, info));
-  if (!plan.ok) return GemvResult{GemvStatus::kNoPlan, plan.why};
+  model::GemvPlan plan;
+  if (GemvResult r = device_plan({x.m, x.k, x.l}, tuning, &info, &plan); !r) return r;
   if (plan.consumer_warps > kMaxConsumerWarps)
     return GemvResult{GemvStatus::kNoPlan, "at most 16 consumer warps"};
   Params p{};
@@ -1085,9 +1094,8 @@ namespace {
 template <int kPhase, bool kWatchdog, int kUnits>
 GemvResult resources_of(int64_t m, int64_t k, int64_t l, const GemvTuning& tuning, GemvResources* out) {
   DeviceInfo info;
-  if (GemvResult r = device_info(&info); !r) return r;
-  const model::GemvPlan plan = model::plan_gemv({m, k, l}, info.cap, hints_of(tuning, info));
-  if (!plan.ok) return GemvResult{GemvStatus::kNoPlan, plan.why};
+  model::GemvPlan plan;
+  if (GemvResult r = device_plan({m, k, l}, tuning, &info, &plan); !r) return r;
   auto kernel = gemv_tma_kernel<kPhase, kWatchdog, kUnits>;
   cudaFuncAttributes a{};
   if (cudaError_t e = cudaFuncGetAttributes(&a, kernel); e != cudaSuccess) return cuda_error("cudaFuncGetAttributes", e);
@@ -1130,12 +1138,9 @@ GemvResult gemv_nvfp4_resources(int64_t m, int64_t k, int64_t l, GemvResources* 
 
 model::GemvPlan gemv_nvfp4_plan(int64_t m, int64_t k, int64_t l, const GemvTuning& tuning) {
   DeviceInfo info;
-  if (GemvResult r = device_info(&info); !r) {
-    model::GemvPlan p;
-    p.why = r.message;
-    return p;
-  }
-  return model::plan_gemv({m, k, l}, info.cap, hints_of(tuning, info));
+  model::GemvPlan p;
+  if (GemvResult r = device_plan({m, k, l}, tuning, &info, &p); !r) p.why = r.message;
+  return p;
 }
 
 GemvResult gemv_nvfp4_watchdog(const GemvArgs& args, void* stream, bool broken_producer_phase,
