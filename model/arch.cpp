@@ -64,6 +64,11 @@ constexpr Timing kHopperTiming{
 // MxF4, MxF4NvF4.
 constexpr std::array<double, kNumMmaKinds> kBlackwellMma{8192, 4096, 16384, 16384, 16384, 32768, 32768};
 
+// wgmma dense rates per SM per clock: H100 SXM's vendor peaks (dense bf16 989 TF, fp8 / int8 1979 TF)
+// over 132 SMs at the 1.83 GHz boost clock they are quoted at give 4096 / 8192 (tf32 494 TF: 2048).
+// Order as MmaKind: F16, TF32, F8F6F4, I8; the block-scaled kinds do not exist on Hopper.
+constexpr std::array<double, kNumMmaKinds> kHopperWgmma{4096, 2048, 8192, 8192, 0, 0, 0};
+
 constexpr Timing kBlackwellTiming{
     .clock_ghz = 1.965,
     .hbm_bytes_per_ns = 7670.0,
@@ -122,7 +127,7 @@ constexpr Capacity kConsumerBlackwell{
 constexpr std::array kArchs{
     Arch{"sm_90a", "H100 SXM", kDatacenter, kHopperTiming, false, false, "",
          // CUTLASS SMEM_CAPACITY_MAP["sm_90"] = (228 - 1) * 1024
-         232448},
+         232448, 1024, {}, kHopperWgmma},
     Arch{"sm_100a", "B200", with_blackwell(kDatacenter, 148), kBlackwellTiming, true, false, "",
          // CUTLASS SMEM_CAPACITY_MAP["sm_100"] = (228 - 1) * 1024
          232448, 1024, kBlackwellMma},

@@ -128,6 +128,9 @@ struct Arch {
   int64_t smem_reserved_per_block = 1024;
   // Dense tcgen05 rate of one SM in FLOP/clock per MmaKind (all zero without tcgen05).
   std::array<double, kNumMmaKinds> mma_flops_per_clk{};
+  // Dense Hopper wgmma rate of one SM in FLOP/clock per operand kind (F16 covers bf16; zero where
+  // the architecture has no wgmma).
+  std::array<double, kNumMmaKinds> wgmma_flops_per_clk{};
 };
 
 // All architectures pipesim knows, in a fixed order.

@@ -143,6 +143,11 @@ class EventQueue {
 
 enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed, Tmem };
 
+struct LastArrival {
+  int cta = -1, warp = -1;
+  uint32_t site = 0;
+};
+
 struct WarpRt {
   WarpRt(WarpProgram p, int c, int w, int r) : prog(std::move(p)), cta(c), warp(w), role(r) {}
   WarpProgram prog;
@@ -170,6 +175,10 @@ struct WarpRt {
   std::vector<Group> groups;
   Group open;
   std::vector<Group> retiring;  // taken by a wait_group still running: retired at retired_at
+  // wgmma groups: when each committed group's MMAs are done, oldest first (MmaWaitGroup pops them).
+  std::vector<double> mma_groups;
+  double mma_open_done = 0;      // the open group's MMAs end by then
+  std::unique_ptr<ExternalWarp> ext;  // the warp's own code (Kernel::external); else `prog` runs
 };
 
 struct NamedRt {
@@ -189,6 +198,7 @@ struct CtaRt {
   double tmem_since = 0;         // for the trace: when its current allocation began
   int live = 0;  // warps not exited
   std::vector<MBarrier> bars;
+  std::vector<LastArrival> last;         // per slot: the latest arrival, for hang reports
   std::vector<uint8_t> fenced, visible;  // per slot: fence.mbarrier_init seen; + cluster barrier
   std::vector<uint32_t> expect_site;     // per slot: site of the last expect_tx on it
   std::vector<std::vector<uint32_t>> waiters;  // per slot: warp ids
@@ -224,6 +234,7 @@ class Engine {
     tm_.mma_issue_ns *= o.issue_scale;
     if (o.interp) tm_.mbarrier_wake_ns += o.interp->wake_ns;
     for (const BarrierArray& a : k.barriers) slots_ += a.size;
+    if (k.external) run_ = k.external->start_run();
     array_of_slot_.reserve(slots_);
     for (uint32_t a = 0; a < k.barriers.size(); ++a)
       for (uint32_t i = 0; i < k.barriers[a].size; ++i) array_of_slot_.push_back(a);
@@ -287,8 +298,25 @@ class Engine {
     return rank == BarRef::kOwnCta ? own : cluster_of(own) * csize_ + rank;
   }
   std::string bar_name(uint32_t slot) const {
+    if (run_) return run_->barrier_name(slot);
     const uint32_t a = array_of_slot_[slot];
     return k_.barriers[a].name + "[" + std::to_string(slot - barrier_slot(k_, a, 0)) + "]";
+  }
+
+  // An external program found new barriers: every started CTA gets their slots (a CTA launched
+  // later is sized at launch).
+  void grow_slots(uint32_t n) {
+    for (CtaRt& c : ctas_) {
+      if (!c.started) continue;
+      c.bars.resize(n);
+      c.last.resize(n);
+      c.fenced.resize(n, 0);
+      c.visible.resize(n, 0);
+      c.waiters.resize(n);
+      c.expect_site.resize(n, 0);
+    }
+    array_of_slot_.resize(n, 0);
+    slots_ = n;
   }
 
   void fault(const std::string& kind, const WarpRt* w, uint32_t site, std::string msg,
@@ -357,6 +385,7 @@ class Engine {
       ++sms_[static_cast<size_t>(ct.sm)].resident;
       sms_used_ = std::max(sms_used_, ct.sm + 1);
       ct.bars.assign(slots_, MBarrier{});
+      ct.last.assign(slots_, LastArrival{});
       ct.fenced.assign(slots_, 0);
       ct.visible.assign(slots_, 0);
       ct.waiters.assign(slots_, {});
@@ -374,6 +403,7 @@ class Engine {
       c.live += wpc_;
       for (int w = 0; w < wpc_; ++w) {
         warps_.emplace_back(WarpProgram(k_, id, w), id, w, role_of_warp(k_, w));
+        if (run_) warps_.back().ext = run_->start_warp(id, w, ct.sm);
         warps_.back().status = WarpStatus::Blocked;
         push(t + (o_.interp ? o_.interp->start_ns : 0.0) + start_skew(), EventKind::WarpStep,
              static_cast<uint32_t>(warps_.size() - 1));
@@ -459,10 +489,11 @@ class Engine {
       exec(w, id);
       return;
     }
-    if (!w.prog.next(w.cur)) {
+    if (!(w.ext ? w.ext->next(w.cur, now_) : w.prog.next(w.cur))) {
       exit_warp(id);
       return;
     }
+    if (run_ && run_->barrier_slots() > slots_) grow_slots(run_->barrier_slots());
     w.status = WarpStatus::Blocked;
     ++w.ops;
     if (o_.interp || o_.replay) {  // the interpreter fetches and dispatches the op before it takes effect
@@ -566,7 +597,9 @@ class Engine {
         if (op.a != 0 && op.a != 1)
           return fault("bad_operand", &w, op.site, "test_wait parity " + std::to_string(op.a) + " is not 0 or 1");
         const bool got = mbar_parity_passed(b, op.a);
-        if (got != (op.b != 0))
+        if (op.flags & kFlagAnswer) {
+          w.ext->answer(got);
+        } else if (got != (op.b != 0))
           return fault("assertion", &w, op.site,
                        "test_wait " + bar_name(s) + " parity " + std::to_string(op.a) + " returned " +
                            (got ? "true" : "false") + ", the scenario expects " + (op.b ? "true" : "false"),
@@ -579,6 +612,7 @@ class Engine {
         const int target = cta_of_rank(w.cta, op.bar.rank);
         const uint32_t s = slot(op.bar);
         if (target == w.cta) {
+          if (op.flags & kFlagAnswer) w.ext->answer(cta(target).bars[s].completed & 1);  // the token: the phase it arrived in
           apply(target, s, op.kind, op.a, op.site, &w);
         } else {
           CtaRt& tc = cta(target);
@@ -700,6 +734,29 @@ class Engine {
         push(now_ + issue, EventKind::WarpStep, id);
         return;
       }
+      case OpKind::MmaCommitGroup:
+        w.mma_groups.push_back(w.mma_open_done);
+        w.mma_open_done = 0;
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      case OpKind::MmaWaitGroup: {
+        if (op.a < 0 || op.a > 7)
+          return fault("bad_operand", &w, op.site, "wgmma.wait_group " + std::to_string(op.a) + " is outside 0..7");
+        double until = now_;
+        const size_t keep = static_cast<size_t>(op.a);
+        if (w.mma_groups.size() > keep) {
+          const auto done = w.mma_groups.end() - static_cast<long>(keep);
+          for (auto g = w.mma_groups.begin(); g != done; ++g) until = std::max(until, *g);
+          w.mma_groups.erase(w.mma_groups.begin(), done);
+        }
+        if (until > now_) return timed_block(w, id, until);
+        push(now_ + issue, EventKind::WarpStep, id);
+        return;
+      }
+      case OpKind::Fault: {
+        auto [kind, message] = w.ext->fault();
+        return fault(kind, &w, op.site, std::move(message));
+      }
       case OpKind::ClusterArrive: {
         // barrier.cluster.arrive has release semantics: this warp's remote arrivals land first.
         if (w.remote_done > now_) {
@@ -766,6 +823,7 @@ class Engine {
 
   void do_mma(WarpRt& w, uint32_t id) {
     const Op& op = w.cur;
+    if (op.flags & kFlagWgmma) return do_wgmma(w, id);
     if (!check_cta_group(w, op)) return;
     const MmaShape sh = unpack_mma(op.a);
     const int g = (op.flags & kFlagCtaGroup2) ? 2 : 1;
@@ -796,6 +854,25 @@ class Engine {
                                      "mma " + std::string(model::mma_kind_name(sh.kind)) + " " + std::to_string(sh.m) + "x" +
                                          std::to_string(sh.n) + "x" + std::to_string(sh.k) + " x" + std::to_string(op.b), false});
     push(now_ + issue, EventKind::WarpStep, id);
+  }
+
+  // wgmma.mma_async: this warp's share (a quarter of the warpgroup's M rows) on its SM's tensor pipe,
+  // in issue order with everything else on that pipe; its group is done when its last MMA is.
+  void do_wgmma(WarpRt& w, uint32_t id) {
+    const Op& op = w.cur;
+    const MmaShape sh = unpack_mma(op.a);
+    const double rate = k_.arch->wgmma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.clock_ghz;  // FLOP/ns per SM
+    if (rate <= 0) return fault("bad_operand", &w, op.site, "this architecture has no wgmma of kind " + std::string(model::mma_kind_name(sh.kind)));
+    const double dur = 2.0 * sh.m * sh.n * sh.k / rate * static_cast<double>(std::max<int64_t>(1, op.b));
+    SmRt& sm = sms_[static_cast<size_t>(cta(w.cta).sm)];
+    const double start = std::max(now_ + tm_.op_issue_ns, sm.tc_free);
+    sm.tc_free = start + dur;
+    sm.tc_busy += dur;
+    w.mma_open_done = std::max(w.mma_open_done, sm.tc_free);
+    if (o_.record_trace)
+      res_.spans.push_back(TraceSpan{w.cta, -2, start, sm.tc_free, op.site,
+                                     "wgmma " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k), false});
+    push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
   }
 
   // tcgen05.commit: one arrival per CTA of the mask once this warp's earlier tcgen05 ops are done.
@@ -1135,6 +1212,7 @@ class Engine {
     MBarrier& b = ct.bars[s];
     MbarOutcome r;
     if (kind == OpKind::ArriveExpectTx || kind == OpKind::ExpectTx) ct.expect_site[s] = site;
+    if (w && kind != OpKind::ExpectTx) ct.last[s] = LastArrival{w->cta, w->warp, site};
     switch (kind) {
       case OpKind::Arrive: r = mbar_arrive(b, value); break;
       case OpKind::ArriveExpectTx: r = mbar_arrive_expect_tx(b, value); break;
@@ -1310,7 +1388,10 @@ class Engine {
     for (const CtaRt& c : ctas_) {
       std::vector<BarrierState> v;
       v.reserve(c.bars.size());
-      for (const MBarrier& b : c.bars) v.push_back(BarrierState{b.initialised, b.completed, b.pending, b.expected, b.tx});
+      for (size_t i = 0; i < c.bars.size(); ++i) {
+        const MBarrier& b = c.bars[i];
+        v.push_back(BarrierState{b.initialised, b.completed, b.pending, b.expected, b.tx, c.last[i].cta, c.last[i].warp, c.last[i].site});
+      }
       res_.barriers.push_back(std::move(v));
     }
     for (size_t r = 0; r < k_.roles.size(); ++r)
@@ -1389,6 +1470,7 @@ class Engine {
   double dram_inflight_bytes_ = 0;
   std::vector<DramCopy> copies_;  // indexed by DRAM token
   std::vector<uint32_t> free_copies_, done_tokens_;
+  std::unique_ptr<ExternalRun> run_;  // Kernel::external's state for this run
   bool fatal_ = false;
   bool overshoot_warned_ = false;
   uint32_t slots_ = 0;

@@ -76,6 +76,9 @@ struct BarrierState {
   int64_t pending = 0;
   int64_t expected = 0;
   int64_t tx = 0;
+  // The latest arrival or landing on it (the warp that arrived or issued the copy), -1: none.
+  int last_cta = -1, last_warp = -1;
+  uint32_t last_site = 0;
 };
 
 // Where a warp is at the end of a run.

@@ -244,6 +244,8 @@ void WarpProgram::expand(const Stmt& s) {
       break;
     case OpKind::TmemWait: op.a = value(s.n, 0); break;
     case OpKind::StageWrite: break;
+    // Only external programs (PTX) issue these; the scenario language has no statement for them.
+    case OpKind::MmaCommitGroup: case OpKind::MmaWaitGroup: case OpKind::Fault: break;
   }
   switch (s.op) {
     case OpKind::Mma: case OpKind::Commit: case OpKind::TmemAlloc: case OpKind::TmemDealloc:

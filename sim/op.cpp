@@ -32,6 +32,9 @@ std::string_view op_name(OpKind k) {
     case OpKind::TmemStore: return "tmem_store";
     case OpKind::TmemWait: return "tmem_wait";
     case OpKind::StageWrite: return "stage_write";
+    case OpKind::MmaCommitGroup: return "wgmma.commit_group";
+    case OpKind::MmaWaitGroup: return "wgmma.wait_group";
+    case OpKind::Fault: return "fault";
   }
   return "?";
 }

@@ -43,6 +43,12 @@ enum class OpKind : uint8_t {
   TmemWait,        // tcgen05.wait::ld (a = 0) / ::st (a = 1)
   StageWrite,      // threads write a staging buffer; a = pipeline id, b = stage: checked
                    // against bulk stores from it not yet retired by wait_group.read (WAR)
+  // Hopper wgmma (kFlagWgmma on Mma): the warp's share of a warpgroup MMA runs on its SM's tensor
+  // pipe; groups complete in commit order.
+  MmaCommitGroup,  // wgmma.commit_group: the warp's MMAs since the last one form a group
+  MmaWaitGroup,    // wgmma.wait_group; a = N: until at most N of the warp's groups are pending
+  Fault,           // the warp's own code faulted (external programs: trap, a bad address ...):
+                   // ExternalWarp::fault() says what
 };
 
 using model::MmaKind;
@@ -80,6 +86,9 @@ enum OpFlag : uint8_t {
   kFlagFromPipeline = 1 << 3,     // expansion of a pipeline call (vs a raw operation)
   kFlagCtaGroup2 = 1 << 4,        // tcgen05 op / TMA issued with .cta_group::2
   kFlagMulticast = 1 << 5,        // TmaLoad / Commit: the scenario gave a multicast mask (b)
+  kFlagAnswer = 1 << 6,           // the source wants the op's result (ExternalWarp::answer): TestWait
+                                  // answers instead of asserting, a local Arrive gives its token
+  kFlagWgmma = 1 << 7,            // Mma: a Hopper wgmma.mma_async (a = packed shape of this warp's share)
 };
 
 struct Op {

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "model/arch.hpp"
+#include "sim/external.hpp"
 #include "sim/op.hpp"
 
 namespace pipesim::sim {
@@ -173,6 +175,9 @@ struct Stmt {
 struct Site {
   SourceLoc loc;
   std::string what;  // "ab.producer_acquire", "wait", "compute" ...
+  // Where the kernel's own source has it, when the file checked was compiled from it (a PTX
+  // instruction's `.loc`): "gemv_nvfp4.cu:412:5"; empty for scenarios.
+  std::string origin;
 };
 
 struct Role {
@@ -237,6 +242,9 @@ struct Kernel {
   std::optional<Expectation> expect;
   std::vector<std::pair<std::string, int64_t>> params;  // final values, -D applied
   BudgetDecls budget;
+  // Set for a kernel whose warps run their own code (a PTX kernel): roles are empty, every op comes
+  // from the program, and `barriers` holds one array whose slots the program numbers as it finds them.
+  std::shared_ptr<const ExternalProgram> external;
 };
 
 }  // namespace pipesim::sim

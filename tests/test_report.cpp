@@ -51,7 +51,7 @@ struct Fixture {
     cons.name = "consumer";
     cons.warp_lo = cons.warp_hi = 1;
     k.roles = {prod, cons};
-    k.sites = {{{4, 3}, "tma"}, {{6, 3}, "wait"}, {{7, 3}, "compute"}};
+    k.sites = {{{4, 3}, "tma", {}}, {{6, 3}, "wait", {}}, {{7, 3}, "compute", {}}};
     k.expect = ps::sim::Expectation{ps::sim::Verdict::Hang, "", {8, 1}};
     k.params = {{"K", 64}};
 

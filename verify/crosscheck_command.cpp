@@ -610,7 +610,7 @@ sim::RunResult device_timeline(const sim::Kernel& k, const sim::OpStreams& s, co
     std::vector<sim::BarrierState> v;
     for (uint32_t sl = 0; sl < s.slots && d.barriers.size() == static_cast<size_t>(s.ctas) * s.slots; ++sl) {
       const sim::DevBarrierRecord& b = d.barriers[static_cast<size_t>(cta) * s.slots + sl];
-      v.push_back(sim::BarrierState{b.initialised != 0, b.parity, 0, 0, 0});
+      v.push_back(sim::BarrierState{b.initialised != 0, b.parity, 0, 0, 0, -1, -1, 0});
     }
     r.barriers.push_back(std::move(v));
   }

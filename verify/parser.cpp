@@ -1463,7 +1463,7 @@ class Parser {
   }
 
   uint32_t add_site(const Token& at, std::string what) {
-    k_.sites.push_back(sim::Site{at.loc, std::move(what)});
+    k_.sites.push_back(sim::Site{at.loc, std::move(what), {}});
     return u32(k_.sites.size() - 1);
   }
 

@@ -21,7 +21,7 @@ const char* counter_of(BudgetPipe p) {
 }
 
 uint32_t add_site(sim::Kernel& k, sim::SourceLoc loc, std::string what) {
-  k.sites.push_back(sim::Site{loc, std::move(what)});
+  k.sites.push_back(sim::Site{loc, std::move(what), {}});
   return static_cast<uint32_t>(k.sites.size() - 1);
 }
 

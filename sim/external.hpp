@@ -1,0 +1,50 @@
+// A second source of ops for the same engine: a front end that runs each warp's own code (the PTX
+// front end, verify/ptx/) instead of a scenario's roles lowered by sim/lowering. The engine asks it
+// for each warp's next op exactly as it asks a WarpProgram, and tells it what the ops that return a
+// value returned (a test_wait's answer, an arrive's token). Such a kernel's mbarriers are words of
+// shared memory found as the kernel initialises them, so their slots are numbered as they appear.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "sim/op.hpp"
+
+namespace pipesim::sim {
+
+// One warp of an external program.
+class ExternalWarp {
+ public:
+  virtual ~ExternalWarp() = default;
+  // The warp's next op at simulated time `now_ns`; false when the warp exits.
+  virtual bool next(Op& op, double now_ns) = 0;
+  // What the op just executed returned (ops flagged kFlagAnswer): test_wait 1/0, a wait 1 once it
+  // passes, an arrive the phase parity before it.
+  virtual void answer(int64_t value) = 0;
+  // Where the warp is, for reports: the site of the instruction it executes (or last executed).
+  virtual uint32_t site() const = 0;
+  // After a Fault op: the rule id and one sentence (what the warp's code did).
+  virtual std::pair<std::string, std::string> fault() const = 0;
+};
+
+// One run of an external program: its memory and the barriers it has discovered so far.
+class ExternalRun {
+ public:
+  virtual ~ExternalRun() = default;
+  // The warp's op source; called when its CTA starts on SM `sm`.
+  virtual std::unique_ptr<ExternalWarp> start_warp(int cta, int warp, int sm) = 0;
+  // Barrier slots discovered so far: a BarRef's index (array 0) is a slot below this.
+  virtual uint32_t barrier_slots() const = 0;
+  virtual std::string barrier_name(uint32_t slot) const = 0;
+};
+
+class ExternalProgram {
+ public:
+  virtual ~ExternalProgram() = default;
+  // Fresh state for one run (an interleaving search runs the program many times).
+  virtual std::unique_ptr<ExternalRun> start_run() const = 0;
+};
+
+}  // namespace pipesim::sim
