@@ -1,5 +1,6 @@
 #include "model/arch.hpp"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 
@@ -149,6 +150,15 @@ constexpr std::array kArchs{
 };
 
 }  // namespace
+
+int64_t resident_ctas(const Arch& arch, int64_t threads, int64_t smem, int64_t regs) {
+  const Capacity& cap = arch.cap;
+  int64_t n = cap.blocks_per_sm;
+  if (threads > 0) n = std::min<int64_t>(n, cap.threads_per_sm / threads);
+  if (smem > 0) n = std::min(n, cap.smem_per_sm / (smem + arch.smem_reserved_per_block));
+  if (regs > 0 && threads > 0) n = std::min(n, cap.regs_per_sm / (allocated_regs(regs) * threads));
+  return n;
+}
 
 std::span<const Arch> all_archs() { return kArchs; }
 

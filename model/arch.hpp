@@ -133,6 +133,13 @@ struct Arch {
   std::array<double, kNumMmaKinds> wgmma_flops_per_clk{};
 };
 
+// CTAs of `threads` threads, `smem` bytes of shared memory and `regs` registers per thread (0: not
+// known, no limit) that one SM holds at once: the blocks, threads, shared-memory (with the driver's
+// per-block reservation) and register-file limits. 0: not even one fits (the launch would fail).
+int64_t resident_ctas(const Arch& arch, int64_t threads, int64_t smem, int64_t regs);
+// Registers per thread as the SM allocates them (units of 8 per thread).
+inline int64_t allocated_regs(int64_t regs) { return (regs + 7) / 8 * 8; }
+
 // All architectures pipesim knows, in a fixed order.
 std::span<const Arch> all_archs();
 

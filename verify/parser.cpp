@@ -905,26 +905,16 @@ class Parser {
   // error when not even one CTA fits.
   int64_t residency(const sim::Launch& l, const OGot& smem, const OGot& regs) const {
     const model::Capacity& cap = k_.arch->cap;
-    int64_t n = cap.blocks_per_sm;
-    n = std::min<int64_t>(n, cap.threads_per_sm / l.threads);
-    if (l.smem > 0) {
-      const int64_t per_cta = l.smem + k_.arch->smem_reserved_per_block;
-      if (cap.smem_per_sm / per_cta == 0)
-        fail(smem.v,
-             fmt::format("the launch would fail: {} B of shared memory requested, {} available", l.smem,
-                         cap.smem_per_sm - k_.arch->smem_reserved_per_block));
-      n = std::min(n, cap.smem_per_sm / per_cta);
-    }
-    if (l.regs > 0) {
-      const int64_t per_thread = (l.regs + 7) / 8 * 8;  // allocated in units of 8 per thread
-      const int64_t per_cta = per_thread * l.threads;
-      if (cap.regs_per_sm / per_cta == 0)
-        fail(regs.v,
-             fmt::format("the launch would fail: {} registers requested, {} available", per_cta, cap.regs_per_sm),
-             fmt::format("{} registers per thread (allocated as {}) x {} threads", l.regs, per_thread, l.threads));
-      n = std::min(n, cap.regs_per_sm / per_cta);
-    }
-    return n;
+    // The same limits with one resource at a time say which one makes the launch fail.
+    if (l.smem > 0 && model::resident_ctas(*k_.arch, 0, l.smem, 0) == 0)
+      fail(smem.v,
+           fmt::format("the launch would fail: {} B of shared memory requested, {} available", l.smem,
+                       cap.smem_per_sm - k_.arch->smem_reserved_per_block));
+    if (l.regs > 0 && model::resident_ctas(*k_.arch, l.threads, 0, l.regs) == 0)
+      fail(regs.v,
+           fmt::format("the launch would fail: {} registers requested, {} available", model::allocated_regs(l.regs) * l.threads, cap.regs_per_sm),
+           fmt::format("{} registers per thread (allocated as {}) x {} threads", l.regs, model::allocated_regs(l.regs), l.threads));
+    return model::resident_ctas(*k_.arch, l.threads, l.smem, l.regs);
   }
 
   // tcgen05 statements, pipelines and cta_group = 2 need an architecture that has it.
