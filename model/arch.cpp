@@ -226,6 +226,7 @@ constexpr NamedTimingField kTimingFields[] = {
     {"mma_issue_ns", &Timing::mma_issue_ns},
     {"tmem_ld_ns_per_col", &Timing::tmem_ld_ns_per_col},
     {"tmem_ld_latency_ns", &Timing::tmem_ld_latency_ns},
+    {"ptx_instr_cycles", &Timing::ptx_instr_cycles},
 };
 constexpr auto kTimingFieldNames = [] {
   std::array<std::string_view, std::size(kTimingFields)> n{};

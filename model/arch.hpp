@@ -63,6 +63,9 @@ struct Timing {
   double mma_issue_ns = 0;          // cost to the issuing thread of one tcgen05.mma
   double tmem_ld_ns_per_col = 0;    // tcgen05.ld/st: per 32-bit column, whole warp
   double tmem_ld_latency_ns = 0;
+  // PTX kernels: clock cycles a warp spends on each instruction it executes between synchronising
+  // ones (ALU, address arithmetic, loads). Assumed, not measured: one issue per cycle.
+  double ptx_instr_cycles = 1.0;
 };
 
 // The Timing fields by name ("tma_latency_ns" ...), for what-if runs and calibration experiments

@@ -234,7 +234,7 @@ class Engine {
     tm_.mma_issue_ns *= o.issue_scale;
     if (o.interp) tm_.mbarrier_wake_ns += o.interp->wake_ns;
     for (const BarrierArray& a : k.barriers) slots_ += a.size;
-    if (k.external) run_ = k.external->start_run();
+    if (k.external) run_ = k.external->start_run(tm_);
     array_of_slot_.reserve(slots_);
     for (uint32_t a = 0; a < k.barriers.size(); ++a)
       for (uint32_t i = 0; i < k.barriers[a].size; ++i) array_of_slot_.push_back(a);
@@ -613,7 +613,7 @@ class Engine {
         const uint32_t s = slot(op.bar);
         if (target == w.cta) {
           if (op.flags & kFlagAnswer) w.ext->answer(cta(target).bars[s].completed & 1);  // the token: the phase it arrived in
-          apply(target, s, op.kind, op.a, op.site, &w);
+          apply(target, s, op.kind, op.a, op.site, &w, threads_of(op));
         } else {
           CtaRt& tc = cta(target);
           if (tc.exited)
@@ -622,7 +622,7 @@ class Engine {
                              ", which has already exited");
           const double at = now_ + jit(tm_.remote_arrive_ns);
           w.remote_done = std::max(w.remote_done, at);
-          push(at, EventKind::RemoteOp, static_cast<uint32_t>(target), s, op.site, id, op.kind, op.a);
+          push(at, EventKind::RemoteOp, static_cast<uint32_t>(target), s, op.site, id, op.kind, op.a, threads_of(op));
         }
         if (!fatal_) push(now_ + issue, EventKind::WarpStep, id);
         return;
@@ -1206,15 +1206,18 @@ class Engine {
     }
   }
 
+  // Threads an Arrive stands for (op.hpp): a warp's arrive lands as one arrival per thread.
+  static int64_t threads_of(const Op& op) { return op.kind == OpKind::Arrive && op.b > 1 ? op.b : 1; }
+
   // Applies an mbarrier operation on CTA `c`'s slot `s`, wakes waiters, reports violations.
-  void apply(int c, uint32_t s, OpKind kind, int64_t value, uint32_t site, WarpRt* w) {
+  void apply(int c, uint32_t s, OpKind kind, int64_t value, uint32_t site, WarpRt* w, int64_t threads = 1) {
     CtaRt& ct = cta(c);
     MBarrier& b = ct.bars[s];
     MbarOutcome r;
     if (kind == OpKind::ArriveExpectTx || kind == OpKind::ExpectTx) ct.expect_site[s] = site;
     if (w && kind != OpKind::ExpectTx) ct.last[s] = LastArrival{w->cta, w->warp, site};
     switch (kind) {
-      case OpKind::Arrive: r = mbar_arrive(b, value); break;
+      case OpKind::Arrive: r = threads > 1 ? mbar_arrive_threads(b, value, threads) : mbar_arrive(b, value); break;
       case OpKind::ArriveExpectTx: r = mbar_arrive_expect_tx(b, value); break;
       case OpKind::ExpectTx: r = mbar_expect_tx(b, value); break;
       case OpKind::CompleteTx: r = mbar_complete_tx(b, value); break;
@@ -1307,7 +1310,7 @@ class Engine {
         stop("init_not_fenced", &from, e.site,
              what + " on " + where + " before its init was made visible (" + (remote ? "fence_init and a cluster barrier)" : "fence_init)")))
       return;
-    apply(static_cast<int>(e.target), e.slot, e.op, e.value, e.site, &from);
+    apply(static_cast<int>(e.target), e.slot, e.op, e.value, e.site, &from, e.op == OpKind::Arrive ? std::max<int64_t>(1, e.phase) : 1);
   }
 
   void exit_warp(uint32_t id) {
@@ -1372,6 +1375,8 @@ class Engine {
     res_.dram_busy_ns = dram_busy_;
     for (const SmRt& sm : sms_) res_.tensor_busy_ns += sm.tc_busy;
     res_.cta_group = observed_cta_group_;
+    if (run_)
+      for (uint32_t s = 0; s < slots_; ++s) res_.barrier_names.push_back(run_->barrier_name(s));
     bool waiting = false;
     for (WarpRt& w : warps_)
       if (w.status == WarpStatus::Blocked && w.block != Block::None) waiting = true;

@@ -19,10 +19,12 @@ Key key_of(WaitKind k, int place, uint64_t id) {
 std::string line_of(const Kernel& k, uint32_t site) {
   if (site >= k.sites.size()) return "?";
   const Site& s = k.sites[site];
+  if (!s.origin.empty()) return s.origin + " (PTX line " + std::to_string(s.loc.line) + ", " + s.what + ")";
   return "line " + std::to_string(s.loc.line) + " (" + s.what + ")";
 }
 
-std::string slot_name(const Kernel& k, uint32_t slot) {
+std::string slot_name(const Kernel& k, uint32_t slot, const RunResult& r) {
+  if (slot < r.barrier_names.size()) return r.barrier_names[slot];
   for (uint32_t a = 0; a < k.barriers.size(); ++a) {
     if (slot < k.barriers[a].size) return k.barriers[a].name + "[" + std::to_string(slot) + "]";
     slot -= k.barriers[a].size;
@@ -31,7 +33,7 @@ std::string slot_name(const Kernel& k, uint32_t slot) {
 }
 
 std::string role_name(const Kernel& k, int role) {
-  return role >= 0 ? k.roles[static_cast<size_t>(role)].name : "no role";
+  return role >= 0 ? k.roles[static_cast<size_t>(role)].name : k.external ? "its own code" : "no role";
 }
 
 std::string who(const Kernel& k, const HangInput::Warp& w, int rel_to_cta) {
@@ -40,9 +42,9 @@ std::string who(const Kernel& k, const HangInput::Warp& w, int rel_to_cta) {
   return s;
 }
 
-std::string waits_on(const Kernel& k, const HangInput::Warp& w) {
+std::string waits_on(const Kernel& k, const HangInput::Warp& w, const RunResult& r) {
   switch (w.wait) {
-    case WaitKind::Mbarrier: return slot_name(k, w.slot) + " parity " + std::to_string(w.op.a);
+    case WaitKind::Mbarrier: return slot_name(k, w.slot, r) + " parity " + std::to_string(w.op.a);
     case WaitKind::Named: return "named barrier " + std::to_string(w.op.a) + " (" + std::to_string(w.op.b) + " threads)";
     case WaitKind::Cluster: return "the cluster barrier";
     case WaitKind::Tmem: return "a TMEM allocation of " + std::to_string(w.op.a) + " columns";
@@ -185,7 +187,7 @@ void explain_hang(HangInput& in) {
     g.members.push_back({w.cta, w.warp});
     g.role = w.role;
     g.site = w.op.site;
-    g.waits_on = waits_on(k, w);
+    g.waits_on = waits_on(k, w, in.result);
     const int cl = cta_coord(k, w.cta).cluster;
     std::vector<int> candidates = cluster_warps[cl];
     if (w.wait == WaitKind::Tmem) {
@@ -219,7 +221,7 @@ void explain_hang(HangInput& in) {
         g.unblockers.push_back("this warp itself " + how + ", after the wait it is stuck in");
         continue;
       }
-      std::string stuck = x.wait != WaitKind::None ? ", but is blocked at " + line_of(k, x.op.site) + " on " + waits_on(k, x) : "";
+      std::string stuck = x.wait != WaitKind::None ? ", but is blocked at " + line_of(k, x.op.site) + " on " + waits_on(k, x, in.result) : "";
       const bool same = x.cta == w.cta;
       if (w.wait == WaitKind::Tmem && !same) how += " (CTA " + std::to_string(x.cta) + " on the same SM)";
       std::string sig = std::to_string(x.role) + "|" + (same ? "s" : "o") + "|" + how + stuck;
@@ -291,11 +293,22 @@ void explain_hang(HangInput& in) {
       if (w.op.flags & kFlagStateOverridden)
         g.hints.push_back(std::string("this wait comes from a ") + (w.op.flags & kFlagProducerSide ? "producer" : "consumer") +
                           " pipeline state the scenario overrides; CUTLASS starts producer states at phase 1 (a fresh empty barrier passes parity 1) and consumer states at phase 0");
-      if (g.unblockers.empty() && arr) {
+      if (b.last_warp >= 0) {
+        std::string now = "has exited";
+        for (const auto& x : in.warps)
+          if (x.cta == b.last_cta && x.warp == b.last_warp)
+            now = x.wait != WaitKind::None ? "is blocked at " + line_of(k, x.op.site) + " on " + waits_on(k, x, in.result) : "is still running";
+        g.hints.push_back("the last arrival on it was warp " + std::to_string(b.last_warp) +
+                          (b.last_cta != w.cta ? " of CTA " + std::to_string(b.last_cta) : std::string()) + " at " +
+                          line_of(k, b.last_site) + ", which " + now);
+      } else {
+        g.hints.push_back("nothing has arrived on it since its init");
+      }
+      if (g.unblockers.empty() && arr && !k.external) {
         std::vector<std::string> sites;
         for (size_t r = 0; r < k.roles.size(); ++r)
           static_arrivers(k, static_cast<uint32_t>(&*arr - k.barriers.data()), k.roles[r].body, static_cast<int>(r), sites);
-        std::string h = "no live warp of the cluster will arrive on " + slot_name(k, w.slot) + " again";
+        std::string h = "no live warp of the cluster will arrive on " + slot_name(k, w.slot, in.result) + " again";
         if (!sites.empty()) {
           h += "; arrivals on " + arr->name + " come from ";
           for (size_t i2 = 0; i2 < sites.size() && i2 < 3; ++i2) h += (i2 ? ", " : "") + sites[i2];
@@ -405,10 +418,10 @@ void explain_hang(HangInput& in) {
       const auto& a = in.warps[static_cast<size_t>(path[i])];
       const auto& b = in.warps[static_cast<size_t>(path[i + 1])];
       auto f = future[static_cast<size_t>(path[i + 1])].find(key_of_wait(k, in, a));
-      if (i == 0) s += who(k, a, ref) + " waits on " + waits_on(k, a) + " at " + line_of(k, a.op.site);
+      if (i == 0) s += who(k, a, ref) + " waits on " + waits_on(k, a, in.result) + " at " + line_of(k, a.op.site);
       s += "; that needs " + who(k, b, ref) +
            (f != future[static_cast<size_t>(path[i + 1])].end() ? " to reach " + line_of(k, f->second) : std::string(" to arrive"));
-      if (i + 2 < path.size()) s += ", but it waits on " + waits_on(k, b) + " at " + line_of(k, b.op.site);
+      if (i + 2 < path.size()) s += ", but it waits on " + waits_on(k, b, in.result) + " at " + line_of(k, b.op.site);
       else s += ": a deadlock";
     }
     if (seen.insert(s).second) rep.cycles.push_back(s);

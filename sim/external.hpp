@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "model/arch.hpp"
 #include "sim/op.hpp"
 
 namespace pipesim::sim {
@@ -43,8 +44,9 @@ class ExternalRun {
 class ExternalProgram {
  public:
   virtual ~ExternalProgram() = default;
-  // Fresh state for one run (an interleaving search runs the program many times).
-  virtual std::unique_ptr<ExternalRun> start_run() const = 0;
+  // Fresh state for one run (an interleaving search runs the program many times), timed by the
+  // run's timing table (the architecture's with --timing overrides).
+  virtual std::unique_ptr<ExternalRun> start_run(const model::Timing& timing) const = 0;
 };
 
 }  // namespace pipesim::sim

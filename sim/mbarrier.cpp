@@ -53,6 +53,16 @@ MbarOutcome mbar_arrive(MBarrier& b, int64_t count) {
   return arrive_n(b, count);
 }
 
+MbarOutcome mbar_arrive_threads(MBarrier& b, int64_t count, int64_t threads) {
+  MbarOutcome total;
+  for (int64_t t = 0; t < threads; ++t) {
+    const MbarOutcome r = mbar_arrive(b, count);
+    if (r.violation != MbarViolation::None) return {r.violation, total.phases_completed};
+    total.phases_completed += r.phases_completed;
+  }
+  return total;
+}
+
 MbarOutcome mbar_arrive_expect_tx(MBarrier& b, int64_t bytes) {
   if (!b.initialised) return {MbarViolation::Uninit, 0};
   // The arrival check comes first: the hardware applies expect-tx and the arrive as one op, and

@@ -38,6 +38,10 @@ struct MbarOutcome {
 MbarOutcome mbar_init(MBarrier& b, int64_t count);
 void mbar_inval(MBarrier& b);
 MbarOutcome mbar_arrive(MBarrier& b, int64_t count);
+// `threads` threads each arriving with `count` (one instruction of a warp): the arrivals land one
+// after another, so those past a phase's last arrival count in the next phase (over-arrival skips
+// phases, as on the H100) rather than underflow; phases_completed may exceed 1.
+MbarOutcome mbar_arrive_threads(MBarrier& b, int64_t count, int64_t threads);
 MbarOutcome mbar_arrive_expect_tx(MBarrier& b, int64_t bytes);
 MbarOutcome mbar_expect_tx(MBarrier& b, int64_t bytes);
 MbarOutcome mbar_complete_tx(MBarrier& b, int64_t bytes);

@@ -14,7 +14,8 @@ enum class OpKind : uint8_t {
   Compute,         // a = nanoseconds the warp is busy
   Wait,            // try_wait.parity loop on bar (own CTA); a = parity; b = target (see Op)
   TestWait,        // test_wait.parity, non-blocking; a = parity; b = the result the scenario expects
-  Arrive,          // bar (maybe remote); a = count
+  Arrive,          // bar (maybe remote); a = count; b > 1: that many threads each arrive with a
+                   // (a warp's arrive: one arrival after another, mbar_arrive_threads)
   ArriveExpectTx,  // bar (maybe remote); a = bytes; one arrival
   ExpectTx,        // bar (maybe remote); a = bytes
   CompleteTx,      // bar (maybe remote); a = bytes

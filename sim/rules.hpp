@@ -34,6 +34,7 @@ inline constexpr RuleInfo kRules[] = {
     {"tmem_leak", true, "a CTA exited still holding TMEM columns"},
     {"tmem_alloc_unsynced", true, "a cta_group::2 TMEM allocation before the peer CTA is known to be running"},
     {"smem_war", true, "a staging buffer written before wait_group.read retired the bulk store from it"},
+    {"kernel_fault", true, "the kernel's own code faulted: trap, an access outside its memory, a misaligned address, a TMA through a non-tensor-map"},
     {"smem_over_capacity", true, "the shared memory the scenario's config and pipelines need exceeds the per-block limit: the launch would fail"},
     {"tx_overshoot", false, "more bytes landed than the phase's arrivals expected (tx stuck below zero)"},
     {"empty_commit", false, "an empty tcgen05.commit under cta_group::2 reached only the issuing CTA (assumption empty-commit-local)"},
