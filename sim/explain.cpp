@@ -33,11 +33,13 @@ std::string slot_name(const Kernel& k, uint32_t slot, const RunResult& r) {
 }
 
 std::string role_name(const Kernel& k, int role) {
-  return role >= 0 ? k.roles[static_cast<size_t>(role)].name : k.external ? "its own code" : "no role";
+  return role >= 0 ? k.roles[static_cast<size_t>(role)].name : "no role";
 }
+// " (producer)" after a warp; nothing for a kernel whose warps have no roles (an external program).
+std::string role_suffix(const Kernel& k, int role) { return k.external ? "" : " (" + role_name(k, role) + ")"; }
 
 std::string who(const Kernel& k, const HangInput::Warp& w, int rel_to_cta) {
-  std::string s = "warp " + std::to_string(w.warp) + " (" + role_name(k, w.role) + ")";
+  std::string s = "warp " + std::to_string(w.warp) + role_suffix(k, w.role);
   if (w.cta != rel_to_cta) s += " of cluster rank " + std::to_string(cta_coord(k, w.cta).rank);
   return s;
 }
@@ -231,6 +233,23 @@ void explain_hang(HangInput& in) {
       if (!same) a->second.ranks.insert(cta_coord(k, x.cta).rank);
       a->second.text = how + stuck;
     }
+    // A program the explainer cannot look ahead in (an external one: PTX): who could arrive is not
+    // known, so say what every other live warp of the cluster is doing.
+    if (k.external && w.wait != WaitKind::Tmem) {
+      for (int j : candidates) {
+        if (j == i) continue;
+        const auto& x = in.warps[static_cast<size_t>(j)];
+        const bool same = x.cta == w.cta;
+        std::string what = x.wait != WaitKind::None ? "blocked at " + line_of(k, x.op.site) + " on " + waits_on(k, x, in.result)
+                                                    : "running at " + line_of(k, x.op.site);
+        std::string sig = std::to_string(x.role) + "|" + (same ? "s" : "o") + "|" + what;
+        auto [a, fresh] = aggs.try_emplace(sig);
+        if (fresh) order.push_back(sig);
+        if (std::find(a->second.warps.begin(), a->second.warps.end(), x.warp) == a->second.warps.end()) a->second.warps.push_back(x.warp);
+        if (!same) a->second.ranks.insert(cta_coord(k, x.cta).rank);
+        a->second.text = what;
+      }
+    }
     // Same-CTA helpers first, then the cluster peers; the key ignores order and ranks, so
     // the same situation in every CTA of a cluster forms one group.
     std::stable_sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
@@ -268,7 +287,7 @@ void explain_hang(HangInput& in) {
         if (size_t p = text.find("has not arrived"); p != std::string::npos) text.replace(p, 15, "have not arrived");
         if (size_t p = text.find("(it must"); p != std::string::npos) text.replace(p, 8, "(each must");
       }
-      g.unblockers.push_back((a.warps.size() > 1 ? "warps " : "warp ") + ws + " (" + role_name(k, xrole) + ")" + where + " " + text);
+      g.unblockers.push_back((a.warps.size() > 1 ? "warps " : "warp ") + ws + role_suffix(k, xrole) + where + " " + text);
     }
     if (w.wait == WaitKind::Mbarrier) {
       const BarrierState& b = in.result.barriers[static_cast<size_t>(w.cta)][w.slot];

@@ -48,6 +48,16 @@ inline constexpr RuleInfo kRules[] = {
 // that a run predicts what the GPU does (crosscheck); `pipesim check` stops at them.
 inline constexpr std::string_view kModelOnlyRules[] = {"stale_wait", "early_completion", "init_not_fenced", "smem_war"};
 
+// Rules only a kernel's own code can break (a PTX kernel's instructions): no scenario statement reaches
+// them, so tests/test_ptx_check.cpp pins them with a PTX kernel instead of a scenario pair.
+inline constexpr std::string_view kKernelOnlyRules[] = {"kernel_fault"};
+
+inline bool is_kernel_only(std::string_view id) {
+  for (std::string_view r : kKernelOnlyRules)
+    if (r == id) return true;
+  return false;
+}
+
 inline bool is_model_only(std::string_view id) {
   for (std::string_view r : kModelOnlyRules)
     if (r == id) return true;

@@ -45,15 +45,20 @@ CheckResult check_text(const std::string& path, const std::string& text, const C
   }
   r.options_empty_commit_local = options.run.empty_commit_local;
   r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  judge(r);
+  return r;
+}
+
+void judge(CheckResult& r) {
   const sim::Expectation want = r.kernel.expect.value_or(sim::Expectation{});
   r.matches_expect = r.result.verdict == want.verdict;
   if (r.matches_expect && want.verdict == sim::Verdict::Error && !want.error_kind.empty())
     r.matches_expect = !r.result.findings.empty() && r.result.findings.front().kind == want.error_kind;
   r.report = human_report(r);
-  return r;
 }
 
 CheckResult check_file(const std::string& path, const CheckOptions& options) {
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".ptx") == 0) return check_ptx(path, options);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     CheckResult r;

@@ -15,6 +15,11 @@ namespace pipesim::verify {
 struct CheckOptions {
   std::vector<Define> defines;  // -D NAME=INT
   sim::RunOptions run;
+  // PTX kernels (FILE.ptx): the launch file, the command line's short forms ("grid=132",
+  // "param.K=4096"; docs/ptx.md) and the verdict the check expects (default ok).
+  std::string launch;
+  std::vector<std::string> launch_sets;
+  std::optional<sim::Expectation> expect;
 };
 
 struct CheckResult {
@@ -46,7 +51,11 @@ struct CheckResult {
   std::optional<Interleavings> interleavings;
 };
 
+// A scenario file, or a PTX kernel (a path ending in .ptx) under options.launch.
 CheckResult check_file(const std::string& path, const CheckOptions& options);
+CheckResult check_ptx(const std::string& path, const CheckOptions& options);
+// Compares the run's verdict with the kernel's `expect` and writes the human report.
+void judge(CheckResult& r);
 CheckResult check_text(const std::string& path, const std::string& text, const CheckOptions& options);
 
 }  // namespace pipesim::verify

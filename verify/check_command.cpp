@@ -36,7 +36,22 @@ struct Options {
   double explore_jitter = 0.3;
   bool interp_cost = false;   // time the device interpreter's run (crosscheck's model side)
   std::vector<std::string> timing;  // NAME=VALUE over the architecture's timing table
+  std::string launch;         // PTX kernels: the launch file
+  std::string expect;         // PTX kernels: the verdict expected (ok, hang, error[:KIND])
 };
+
+// "ok", "hang", "error", "error:KIND" (or "error KIND") as an expectation.
+bool parse_expectation(const std::string& text, sim::Expectation& out) {
+  if (text == "ok") out.verdict = sim::Verdict::Ok;
+  else if (text == "hang") out.verdict = sim::Verdict::Hang;
+  else if (text.rfind("error", 0) == 0 && (text.size() == 5 || text[5] == ':' || text[5] == ' ')) {
+    out.verdict = sim::Verdict::Error;
+    out.error_kind = text.size() > 6 ? text.substr(6) : "";
+  } else {
+    return false;
+  }
+  return true;
+}
 
 // A whole string as a finite number ("400", "0.5"); false on anything else.
 bool parse_double(const std::string& text, double& out) {
@@ -110,8 +125,29 @@ int run_check(const Options& o) {
   co.run.max_events = o.max_events;
   co.run.record_trace = !o.trace.empty();
   if (o.interp_cost) co.run.interp = model::interpreter_cost("sm_90a");
-  if (std::string bad; !parse_defines(o.defines, co.defines, bad)) {
+  // -D is a scenario parameter for scenarios and a launch short form for PTX kernels (docs/ptx.md).
+  const bool any_ptx = std::any_of(files.begin(), files.end(), [](const std::string& f) { return f.ends_with(".ptx"); });
+  const bool any_scenario = std::any_of(files.begin(), files.end(), [](const std::string& f) { return !f.ends_with(".ptx"); });
+  if (any_ptx && any_scenario && !o.defines.empty()) {
+    std::cerr << "pipesim: error: -D means a scenario parameter for scenarios and a launch setting for PTX kernels: check them separately\n";
+    return 2;
+  }
+  if (any_ptx) co.launch_sets = o.defines;
+  else if (std::string bad; !parse_defines(o.defines, co.defines, bad)) {
     std::cerr << fmt::format("pipesim: error: -D {}: expected NAME=INTEGER\n", bad);
+    return 2;
+  }
+  co.launch = o.launch;
+  if (!o.expect.empty()) {
+    sim::Expectation e;
+    if (!parse_expectation(o.expect, e)) {
+      std::cerr << fmt::format("pipesim: error: --expect {}: expected ok, hang, error or error:KIND\n", o.expect);
+      return 2;
+    }
+    co.expect = e;
+  }
+  if ((!o.launch.empty() || !o.expect.empty()) && !any_ptx) {
+    std::cerr << "pipesim: error: --launch and --expect are for PTX kernels (FILE.ptx)\n";
     return 2;
   }
   for (const std::string& t : o.timing) {
@@ -218,8 +254,10 @@ int run_check(const Options& o) {
 CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("check", "Run scenarios on the model: verdict per scenario, hang explanations");
-  c->add_option("inputs", o->inputs, "scenario files or directories (every *.scn below)")->required();
-  add_repeatable_option(*c, "-D", o->defines, "override a parameter: -D K=8192 (repeatable)")->type_name("NAME=INT");
+  c->add_option("inputs", o->inputs, "scenario files or directories (every *.scn below), or a PTX kernel (FILE.ptx, with --launch)")->required();
+  c->add_option("--launch", o->launch, "PTX kernels: the launch file (entry, grid, block, cluster, parameters; docs/ptx.md)")->type_name("FILE.json");
+  c->add_option("--expect", o->expect, "PTX kernels: the verdict expected (ok, hang, error, error:KIND); default ok")->type_name("VERDICT");
+  add_repeatable_option(*c, "-D", o->defines, "override a parameter: -D K=8192; for a PTX kernel a launch setting: -D grid=132 -D param.K=4096 (repeatable)")->type_name("NAME=VALUE");
   c->add_option("--seed", o->seed, "seed for latency jitter and tie-breaking")->capture_default_str();
   c->add_option("--jitter", o->jitter, "relative latency jitter in [0, 1), e.g. 0.1")->capture_default_str();
   c->add_option("--max-events", o->max_events, "stop a runaway scenario after this many events")->capture_default_str();

@@ -42,12 +42,25 @@ bool uses_barrier(sim::OpKind k) {
   }
 }
 
-// Barrier arrays flattened in declaration order (sim::barrier_slot's numbering).
+std::string element_name(const sim::Kernel& k, uint32_t a, uint32_t i);
+
+// Barrier arrays flattened in declaration order (sim::barrier_slot's numbering); for a PTX kernel the
+// barriers it found, in the order it found them (one array, named by the run).
 struct Slots {
   std::vector<uint32_t> first;  // first slot of each array
   std::vector<uint32_t> array;  // slot -> array
   std::vector<uint32_t> index;  // slot -> element
-  explicit Slots(const sim::Kernel& k) {
+  std::vector<std::string> names;  // external programs: slot -> name
+  Slots(const sim::Kernel& k, const sim::RunResult& r) {
+    if (k.external) {
+      first.push_back(0);
+      for (uint32_t s = 0; s < r.barrier_names.size(); ++s) {
+        array.push_back(0);
+        index.push_back(s);
+      }
+      names = r.barrier_names;
+      return;
+    }
     uint32_t n = 0;
     for (uint32_t a = 0; a < k.barriers.size(); ++a) {
       first.push_back(n);
@@ -63,6 +76,10 @@ struct Slots {
     uint32_t s = first[a] + i;
     if (s >= array.size() || array[s] != a) return std::nullopt;
     return s;
+  }
+  std::string name(const sim::Kernel& k, uint32_t a, uint32_t i) const {
+    if (!names.empty()) return i < names.size() ? names[i] : fmt::format("#{}", i);
+    return element_name(k, a, i);
   }
 };
 
@@ -117,7 +134,9 @@ json site_json(const sim::Kernel& k, uint32_t site, json& into) {
       into["col"] = nullptr;
     }
     into["statement"] = s.what;
+    into["source"] = s.origin.empty() ? json(nullptr) : json(s.origin);  // the kernel's own source (PTX .loc)
   } else {
+    into["source"] = nullptr;
     into["where"] = nullptr;
     into["line"] = nullptr;
     into["col"] = nullptr;
@@ -153,7 +172,7 @@ json blocked_json(const sim::Kernel& k, const sim::RunResult& r, const Slots& sl
   j["state"] = nullptr;
   if (uses_barrier(w.op.kind)) {
     const int cta = target_cta(k, w.cta, w.op.bar.rank);
-    json b{{"name", element_name(k, w.op.bar.array, w.op.bar.index)},
+    json b{{"name", slots.name(k, w.op.bar.array, w.op.bar.index)},
            {"array", w.op.bar.array},
            {"index", w.op.bar.index},
            {"cta", cta}};
@@ -263,7 +282,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
   j["findings"] = std::move(findings);
   j["interleavings"] = interleavings_json(c);
 
-  const Slots slots(k);
+  const Slots slots(k, r);
   json blocked = json::array();
   for (const auto& w : r.warps)
     if (w.status == sim::WarpStatus::Blocked || w.status == sim::WarpStatus::Faulted) {
@@ -289,7 +308,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
       e["cta"] = cta;
       e["slot"] = s;
       if (known) {
-        e["name"] = element_name(k, slots.array[s], slots.index[s]);
+        e["name"] = slots.name(k, slots.array[s], slots.index[s]);
         e["array"] = slots.array[s];
         e["index"] = slots.index[s];
         e["initial"] = same(per_cta[s], initial[s]);

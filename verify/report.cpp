@@ -10,9 +10,12 @@
 namespace pipesim::verify {
 namespace {
 
+// file:line:col of a site; for a PTX kernel compiled with line info, the kernel's own source
+// position first (what its author edits), then the PTX's.
 std::string site_ref(const sim::Kernel& k, uint32_t site) {
   if (site >= k.sites.size()) return k.file;
   const sim::Site& s = k.sites[site];
+  if (!s.origin.empty()) return fmt::format("{}: {}:{}:{}", s.origin, k.file, s.loc.line, s.loc.col);
   return fmt::format("{}:{}:{}", k.file, s.loc.line, s.loc.col);
 }
 
@@ -28,6 +31,8 @@ std::string source_line(const sim::Kernel& k, uint32_t site) {
 std::string role_name(const sim::Kernel& k, int role) {
   return role >= 0 ? k.roles[static_cast<size_t>(role)].name : "no role";
 }
+// " (producer)" after a warp; nothing for a kernel whose warps have no roles (a PTX kernel).
+std::string role_suffix(const sim::Kernel& k, int role) { return k.external ? "" : " (" + role_name(k, role) + ")"; }
 
 // Compact integer list: "0-3, 8, 10-11".
 std::string ranges(std::vector<int> v) {
@@ -89,7 +94,7 @@ std::string human_report(const CheckResult& r) {
 
   for (const sim::Finding& f : res.findings) {
     out += fmt::format("{}: {}: [{}] {}\n", site_ref(k, f.site), f.fatal ? "error" : "warning", f.kind, f.message);
-    if (f.cta >= 0 && f.warp >= 0) out += fmt::format("  in CTA {} warp {} ({})\n", f.cta, f.warp, role_name(k, sim::role_of_warp(k, f.warp)));
+    if (f.cta >= 0 && f.warp >= 0) out += fmt::format("  in CTA {} warp {}{}\n", f.cta, f.warp, role_suffix(k, sim::role_of_warp(k, f.warp)));
     else if (f.cta >= 0) out += fmt::format("  in CTA {}\n", f.cta);
     if (auto src = source_line(k, f.site); !src.empty()) out += "  | " + src + "\n";
     for (const std::string& n : f.notes) out += "  note: " + n + "\n";
@@ -109,14 +114,16 @@ std::string human_report(const CheckResult& r) {
                        waiting == 1 ? "" : "s", ctas.size(), ctas.size() == 1 ? "" : "s", h.groups.size(),
                        h.groups.size() == 1 ? "" : "s");
     for (const sim::HangGroup& g : h.groups) {
-      out += fmt::format("{}: {} ({}) {} on {}\n", site_ref(k, g.site), members_text(g.members), role_name(k, g.role),
+      out += fmt::format("{}: {}{} {} on {}\n", site_ref(k, g.site), members_text(g.members), role_suffix(k, g.role),
                          std::any_of(g.members.begin(), g.members.end(), [&](auto& m) { return m.second != g.members.front().second; }) ? "wait" : "waits", g.waits_on);
       if (auto src = source_line(k, g.site); !src.empty()) out += "  | " + src + "\n";
       if (g.state)
         out += fmt::format("  barrier: phase {} (parity {}), pending {} of {}, tx {}\n", g.state->completed,
                            g.state->completed & 1, g.state->pending, g.state->expected, g.state->tx);
-      for (const std::string& u : g.unblockers) out += "  could unblock: " + u + "\n";
-      if (g.unblockers.empty()) out += "  could unblock: nobody\n";
+      // A PTX warp's future is not known: its report says what the other warps are doing instead.
+      const char* label = k.external ? "  meanwhile: " : "  could unblock: ";
+      for (const std::string& u : g.unblockers) out += label + u + "\n";
+      if (g.unblockers.empty()) out += k.external ? "  meanwhile: every other warp of the cluster has exited\n" : "  could unblock: nobody\n";
       for (const std::string& hint : g.hints) out += "  note: " + hint + "\n";
     }
     for (const std::string& c : h.cycles) out += "deadlock cycle: " + c + "\n";

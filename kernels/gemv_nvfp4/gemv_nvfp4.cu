@@ -16,6 +16,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
+#include <string>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -994,15 +996,9 @@ GemvResult chunk_counter(int device, cudaStream_t stream, unsigned** out) {
   return {};
 }
 
-template <int kPhase, bool kWatchdog, int kUnits>
-GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& tuning,
-                      unsigned long long watchdog_ns, GemvWatchdogHit* hit_dev) {
-  if (GemvResult v = validate_gemv_args(x); !v) return v;
-  DeviceInfo info;
-  model::GemvPlan plan;
-  if (GemvResult r = device_plan({x.m, x.k, x.l}, tuning, &info, &plan); !r) return r;
-  if (plan.consumer_warps > kMaxConsumerWarps)
-    return GemvResult{GemvStatus::kNoPlan, "at most 16 consumer warps"};
+// The kernel's parameters for `x` under `plan` (pointers as given; counter, watchdog and timeline
+// left for the caller): what a launch passes, and what pipesim's PTX launch file lays out.
+Params make_params(const GemvArgs& x, const model::GemvPlan& plan) {
   Params p{};
   p.a = static_cast<const uint8_t*>(x.a);
   p.sfa = static_cast<const uint8_t*>(x.sfa);
@@ -1052,6 +1048,19 @@ GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& 
   p.areas = static_cast<unsigned>(plan.areas);
   p.claim_lead_bytes = plan.claim_lead_stages * plan.stage_a_bytes;
   p.counter = nullptr;
+  return p;
+}
+
+template <int kPhase, bool kWatchdog, int kUnits>
+GemvResult launch_tma(const GemvArgs& x, cudaStream_t stream, const GemvTuning& tuning,
+                      unsigned long long watchdog_ns, GemvWatchdogHit* hit_dev) {
+  if (GemvResult v = validate_gemv_args(x); !v) return v;
+  DeviceInfo info;
+  model::GemvPlan plan;
+  if (GemvResult r = device_plan({x.m, x.k, x.l}, tuning, &info, &plan); !r) return r;
+  if (plan.consumer_warps > kMaxConsumerWarps)
+    return GemvResult{GemvStatus::kNoPlan, "at most 16 consumer warps"};
+  Params p = make_params(x, plan);
   if (plan.chunks > 0) {
     if (GemvResult r = chunk_counter(info.device, stream, &p.counter); !r) return r;
   }
@@ -1141,6 +1150,53 @@ model::GemvPlan gemv_nvfp4_plan(int64_t m, int64_t k, int64_t l, const GemvTunin
   model::GemvPlan p;
   if (GemvResult r = device_plan({m, k, l}, tuning, &info, &p); !r) p.why = r.message;
   return p;
+}
+
+std::string gemv_nvfp4_launch_json(int64_t m, int64_t k, int64_t l, const std::string& arch_name, bool broken_producer_phase) {
+  const model::Arch* arch = model::find_arch(arch_name);
+  if (!arch) return {};
+  DeviceInfo info;  // the table's device: no GPU is asked
+  info.cap = arch->cap;
+  info.major = arch->has_tcgen05 ? 10 : 9;
+  info.blackwell = arch->has_tcgen05;
+  const model::GemvPlan plan = model::plan_gemv({m, k, l}, info.cap, hints_of(GemvTuning{}, info));
+  if (!plan.ok) return {};
+  // Buffers at fixed, readable addresses, 256-byte aligned one after another.
+  struct Buffer { const char* name; int64_t bytes; uint64_t address; };
+  Buffer buffers[] = {{"a", l * m * k / 2, 0}, {"sfa", l * m * k / 16, 0}, {"b", l * k / 2, 0},
+                      {"sfb", l * k / 16, 0}, {"c", l * m * 2, 0}, {"counter", 4, 0}};
+  uint64_t at = 0x7f0000000000ULL;
+  for (Buffer& b : buffers) {
+    b.address = at;
+    at += (static_cast<uint64_t>(b.bytes) + 255) / 256 * 256;
+  }
+  auto ptr = [&](int i) { return reinterpret_cast<void*>(buffers[i].address); };
+  const GemvArgs x{ptr(0), ptr(1), ptr(2), ptr(3), ptr(4), m, k, l};
+  Params p = make_params(x, plan);
+  if (plan.chunks > 0) p.counter = static_cast<unsigned*>(ptr(5));
+  if (broken_producer_phase) p.watchdog_ns = 1000000000000ULL;  // the watchdog build: it never fires in a model run
+  std::string hex;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&p);
+  for (size_t i = 0; i < sizeof p; ++i) {
+    static const char* d = "0123456789abcdef";
+    hex += d[bytes[i] >> 4];
+    hex += d[bytes[i] & 15];
+  }
+  // The instantiations gemv_nvfp4 and gemv_nvfp4_watchdog(broken) launch: <1, false, 2> and <0, true, 2>.
+  std::string out = "{\n";
+  out += std::string("  \"entry\": \"gemv_tma_kernelILi") + (broken_producer_phase ? "0ELb1" : "1ELb0") + "ELi2EE\",\n";
+  out += "  \"arch\": \"" + arch_name + "\",\n";
+  out += "  \"grid\": " + std::to_string(plan.grid) + ", \"block\": " + std::to_string(plan.threads) +
+         ", \"dynamic_smem\": " + std::to_string(plan.smem_bytes) + ",\n";
+  out += "  \"buffers\": [\n";
+  for (size_t i = 0; i < std::size(buffers); ++i) {
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(buffers[i].address));
+    out += std::string("    {\"name\": \"") + buffers[i].name + "\", \"bytes\": " + std::to_string(buffers[i].bytes) +
+           ", \"address\": \"" + addr + "\"}" + (i + 1 < std::size(buffers) ? ",\n" : "\n");
+  }
+  out += "  ],\n  \"params\": [{\"index\": 0, \"hex\": \"" + hex + "\"}]\n}\n";
+  return out;
 }
 
 GemvResult gemv_nvfp4_watchdog(const GemvArgs& args, void* stream, bool broken_producer_phase,

@@ -81,6 +81,13 @@ struct GemvTuning {
 };
 GemvResult gemv_nvfp4(const GemvArgs& args, void* stream, const GemvTuning& tuning = {});
 
+// The launch gemv_nvfp4 gives the TMA kernel for m x k x l on architecture `arch` ("sm_90a",
+// "sm_100a") with the architecture table's capacities, as pipesim's PTX launch file (docs/ptx.md):
+// entry, grid, block, dynamic shared memory, buffers at fixed addresses and the parameter bytes.
+// broken_producer_phase: the watchdog build's broken instantiation. Needs no GPU; "" without a plan.
+std::string gemv_nvfp4_launch_json(int64_t m, int64_t k, int64_t l, const std::string& arch,
+                                   bool broken_producer_phase = false);
+
 // The plan gemv_nvfp4 uses on the current device (capacities read from it).
 model::GemvPlan gemv_nvfp4_plan(int64_t m, int64_t k, int64_t l, const GemvTuning& tuning = {});
 

@@ -1,0 +1,102 @@
+// The PTX interpreter: a warp of 32 SIMT lanes executing a decoded entry, with reconvergence at
+// immediate post-dominators, over the grid's memory (param, global, const), its CTA's shared memory,
+// the cluster's distributed shared memory and per-thread local memory. Everything that stays inside
+// the warp or memory executes here; what synchronises with other warps or asynchronous units comes
+// out as SyncRequests (sync.hpp) for the engine, whose answers come back through answer().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "verify/ptx/ast.hpp"
+#include "verify/ptx/launch.hpp"
+#include "verify/ptx/sync.hpp"
+
+namespace pipesim::ptx {
+
+// Bad input found while decoding or running PTX: an unknown instruction, an operand of the wrong kind,
+// an access outside every memory the kernel has ... Reported as path:line:col: message (exit 2).
+struct PtxError : std::runtime_error {
+  std::string path;
+  TextPos pos;
+  PtxError(std::string p, TextPos at, const std::string& msg) : std::runtime_error(msg), path(std::move(p)), pos(at) {}
+};
+
+// A fault of the kernel itself found while running (an out-of-bounds access, a misaligned address,
+// trap): a verdict `error`, not bad input.
+struct KernelFault {
+  uint32_t function = 0, instr = 0;
+  std::string kind;     // "bad_address", "misaligned", "trap" ...
+  std::string message;
+};
+
+class Program;     // the decoded module: every instruction reachable from the entry, checked
+class GridState;   // global, param and const memory; every CTA's shared memory
+
+// Decodes `entry` and every function it calls. Throws PtxError at the first instruction the
+// interpreter does not support (never skips one).
+std::shared_ptr<const Program> decode(const Module& module, const Function& entry);
+
+// The grid's memory for one run: laid out from the launch (buffers, their contents, parameter bytes,
+// tensor maps) and the module's variables; shared memory per CTA (static + dynamic).
+std::unique_ptr<GridState> make_grid(std::shared_ptr<const Program> program, const Launch& launch);
+
+// Geometry of one CTA, given by the caller (the engine's launch order decides %smid).
+struct CtaPlace {
+  uint32_t cta = 0;       // linear CTA id (x fastest)
+  uint32_t cluster = 0;   // linear cluster id
+  uint32_t rank = 0;      // %cluster_ctarank
+  uint32_t sm = 0;
+};
+
+class Warp {
+ public:
+  Warp(GridState& grid, const CtaPlace& place, uint32_t warp);
+  ~Warp();
+  Warp(Warp&&) noexcept;
+  Warp& operator=(Warp&&) noexcept;
+
+  // Executes until the warp needs the engine (returns true, `req` filled) or exits (false). At most
+  // `budget` instructions run before it returns a Compute request of their cost anyway (a spinning
+  // warp must let simulated time advance). `now_ns` feeds %clock, %clock64 and %globaltimer.
+  // Throws PtxError on bad input met at run time; a kernel fault returns a Trap request whose
+  // details fault() gives.
+  bool step(SyncRequest& req, double now_ns, uint64_t budget = 4096);
+  // The engine's answer to the last request that takes one (MbarTryWait / MbarTestWait: 1 passed,
+  // 0 not; MbarArrive: the token; NamedRed: the reduced value). Writes the request's destination for
+  // the lanes that issued it.
+  void answer(uint64_t value);
+  const KernelFault* fault() const;
+  uint64_t instructions() const;   // executed, warp-level (one per instruction, not per lane)
+  // Where the warp is: the function and instruction it executes next (or last executed).
+  uint32_t function() const;
+  uint32_t instr() const;
+  // Host memory the warp holds: its register chunks, local memory, stacks (not the CTA's shared memory
+  // or the program, which warps share).
+  uint64_t memory_bytes() const;
+  // Whether the warp has exited (or faulted): step() returns false from now on.
+  bool done() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Per-instruction cost in nanoseconds charged for instructions executed between requests
+// (the arch's issue rate); set by the caller once.
+void set_instruction_ns(GridState& grid, double ns);
+
+// The clock %clock / %clock64 count (GHz, default 1.755) and the SM count %nsmid gives (default 132).
+void set_clock_ghz(GridState& grid, double ghz);
+void set_sm_count(GridState& grid, uint32_t sms);
+// Shared memory of one CTA: the static variables, then the dynamic area (launch.dynamic_smem).
+uint64_t shared_bytes_per_cta(const GridState& grid);
+
+// Memory access for the front end (tests, reports): read/write bytes at a generic address.
+bool read_memory(const GridState& grid, uint32_t cta, uint64_t generic_addr, void* out, uint64_t bytes);
+uint64_t shared_window_base();   // generic address of shared::cta offset 0 (docs/ptx.md)
+
+}  // namespace pipesim::ptx

@@ -1,0 +1,320 @@
+// The grid's memory: global pages, kernel parameters, const, per-CTA shared memory (address map in
+// machine_impl.hpp), and the warp's address translation with its faults.
+#include <algorithm>
+#include <cstdio>
+
+#include "verify/ptx/machine_impl.hpp"
+
+namespace pipesim::ptx {
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+const uint8_t* zero_page() {
+  static const std::unique_ptr<uint8_t[]> zeros(new uint8_t[GlobalMemory::kPageBytes]());
+  return zeros.get();
+}
+
+}  // namespace
+
+// ---- GlobalMemory --------------------------------------------------------------------------------
+void GlobalMemory::add_region(uint64_t begin, uint64_t bytes, std::string name) {
+  Region r{begin, begin + bytes, std::move(name)};
+  auto it = std::upper_bound(regions_.begin(), regions_.end(), begin,
+                             [](uint64_t b, const Region& x) { return b < x.begin; });
+  regions_.insert(it, std::move(r));
+  last_region_ = 0;
+}
+
+const GlobalMemory::Region* GlobalMemory::find(uint64_t addr, uint64_t bytes) const {
+  if (last_region_ < regions_.size()) {
+    const Region& r = regions_[last_region_];
+    if (addr >= r.begin && addr + bytes <= r.end) return &r;
+  }
+  auto it = std::upper_bound(regions_.begin(), regions_.end(), addr,
+                             [](uint64_t a, const Region& x) { return a < x.begin; });
+  // Regions may overlap (a buffer given twice by address): look back over every one starting before.
+  while (it != regions_.begin()) {
+    --it;
+    if (addr >= it->begin && addr + bytes <= it->end) {
+      last_region_ = static_cast<size_t>(it - regions_.begin());
+      return &*it;
+    }
+  }
+  return nullptr;
+}
+
+uint8_t* GlobalMemory::page_for_write(uint64_t addr) {
+  const uint64_t page = addr / kPageBytes;
+  if (page == last_page_) return last_ptr_;
+  std::unique_ptr<uint8_t[]>& p = pages_[page];
+  if (!p) p.reset(new uint8_t[kPageBytes]());
+  last_page_ = page;
+  last_ptr_ = p.get();
+  return last_ptr_;
+}
+
+const uint8_t* GlobalMemory::page_for_read(uint64_t addr) const {
+  const uint64_t page = addr / kPageBytes;
+  if (page == last_page_) return last_ptr_;
+  auto it = pages_.find(page);
+  if (it == pages_.end()) return zero_page();
+  last_page_ = page;
+  last_ptr_ = it->second.get();
+  return last_ptr_;
+}
+
+void GlobalMemory::write(uint64_t addr, const void* src, uint64_t bytes) {
+  const uint8_t* s = static_cast<const uint8_t*>(src);
+  while (bytes) {
+    const uint64_t in_page = std::min(bytes, kPageBytes - addr % kPageBytes);
+    std::memcpy(page_for_write(addr) + addr % kPageBytes, s, in_page);
+    addr += in_page;
+    s += in_page;
+    bytes -= in_page;
+  }
+}
+
+void GlobalMemory::read(uint64_t addr, void* dst, uint64_t bytes) const {
+  uint8_t* d = static_cast<uint8_t*>(dst);
+  while (bytes) {
+    const uint64_t in_page = std::min(bytes, kPageBytes - addr % kPageBytes);
+    std::memcpy(d, page_for_read(addr) + addr % kPageBytes, in_page);
+    addr += in_page;
+    d += in_page;
+    bytes -= in_page;
+  }
+}
+
+// ---- GridState ---------------------------------------------------------------------------------
+uint8_t* GridState::cta_shared(uint32_t cta) {
+  std::unique_ptr<uint8_t[]>& s = shared[cta];
+  if (!s) s.reset(new uint8_t[std::max<uint64_t>(smem_bytes, 1)]());
+  return s.get();
+}
+
+std::array<uint32_t, 3> GridState::cta_coords(uint32_t cta) const {
+  const auto& g = launch.grid;
+  return {cta % g[0], (cta / g[0]) % g[1], cta / (g[0] * g[1])};
+}
+
+uint32_t GridState::rank_of(uint32_t cta) const {
+  const auto c = cta_coords(cta);
+  const auto& cd = launch.cluster;
+  return (c[0] % cd[0]) + cd[0] * ((c[1] % cd[1]) + cd[1] * (c[2] % cd[2]));
+}
+
+uint32_t GridState::cta_of_rank(uint32_t cta, uint32_t rank) const {
+  const auto& cd = launch.cluster;
+  if (rank >= cd[0] * cd[1] * cd[2]) return UINT32_MAX;
+  const auto c = cta_coords(cta);
+  const uint32_t x = c[0] / cd[0] * cd[0] + rank % cd[0];
+  const uint32_t y = c[1] / cd[1] * cd[1] + (rank / cd[0]) % cd[1];
+  const uint32_t z = c[2] / cd[2] * cd[2] + rank / (cd[0] * cd[1]);
+  const auto& g = launch.grid;
+  if (x >= g[0] || y >= g[1] || z >= g[2]) return UINT32_MAX;
+  return x + g[0] * (y + g[1] * z);
+}
+
+std::unique_ptr<GridState> make_grid(std::shared_ptr<const Program> program, const Launch& launch) {
+  auto grid = std::make_unique<GridState>();
+  const Program& p = *program;
+  grid->program = program;
+  grid->launch = launch;
+  grid->launch.contents.clear();  // copied into the pages below; no second copy kept
+  for (uint32_t d = 0; d < 3; ++d) {
+    if (launch.grid[d] == 0 || launch.block[d] == 0 || launch.cluster[d] == 0)
+      throw PtxError(p.path, {}, "the launch's grid, block and cluster sizes must be at least 1");
+  }
+  grid->nctas = static_cast<uint32_t>(launch.ctas());
+  grid->threads = launch.threads();
+  grid->param = launch.param_bytes;
+  if (grid->param.size() < p.kernel_param_bytes) grid->param.resize(p.kernel_param_bytes, 0);
+  grid->constant = p.const_init;
+  grid->constant.resize(p.const_bytes, 0);
+  grid->smem_bytes = std::max(p.static_smem, p.dynamic_smem_base + launch.dynamic_smem);
+  grid->shared.resize(grid->nctas);
+  grid->shared_users.assign(grid->nctas, 0);
+
+  grid->sym_value.resize(p.symbols.size());
+  for (size_t i = 0; i < p.symbols.size(); ++i) {
+    const SymInfo& s = p.symbols[i];
+    switch (s.kind) {
+      case SymKind::Shared: case SymKind::Global: case SymKind::Const: case SymKind::Frame:
+        grid->sym_value[i] = s.addr;
+        break;
+      case SymKind::KernelParam: grid->sym_value[i] = kParamWindow + s.addr; break;
+      case SymKind::Function: grid->sym_value[i] = 0; break;
+    }
+  }
+  // The launch's parameter layout wins where it names a parameter (it is the one the bytes follow).
+  for (size_t k = 0; k < p.kernel_param_names.size(); ++k)
+    for (const ParamValue& v : launch.params)
+      if (v.name == p.kernel_param_names[k]) grid->sym_value[p.kernel_param_symbols[k]] = kParamWindow + v.offset;
+
+  for (const BufferDesc& b : launch.buffers) {
+    if (b.bytes == 0) continue;
+    if (b.address < kWindowsEnd && b.address + b.bytes > kSharedWindow)
+      throw PtxError(p.path, {}, "buffer '" + b.name + "' at " + hex(b.address) +
+                                     " overlaps the interpreter's address windows [" + hex(kSharedWindow) +
+                                     ", " + hex(kWindowsEnd) + ")");
+    grid->global.add_region(b.address, b.bytes, b.name);
+    auto it = launch.contents.find(b.name);
+    if (it != launch.contents.end())
+      grid->global.write(b.address, it->second.data(), std::min<uint64_t>(it->second.size(), b.bytes));
+  }
+  for (const auto& [addr, bytes] : p.global_vars) grid->global.add_region(addr, bytes, "module .global");
+  for (const auto& [addr, bytes] : p.global_init) grid->global.write(addr, bytes.data(), bytes.size());
+  return grid;
+}
+
+void set_instruction_ns(GridState& grid, double ns) { grid.instruction_ns = ns; }
+void set_clock_ghz(GridState& grid, double ghz) { grid.clock_ghz = ghz; }
+void set_sm_count(GridState& grid, uint32_t sms) { grid.sm_count = sms; }
+uint64_t shared_window_base() { return kSharedWindow; }
+uint64_t shared_bytes_per_cta(const GridState& grid) { return grid.smem_bytes; }
+
+bool read_memory(const GridState& grid, uint32_t cta, uint64_t addr, void* out, uint64_t bytes) {
+  if (addr >= kSharedWindow && addr < kSharedWindow + kWindowBytes) {
+    const uint64_t a = addr - kSharedWindow;
+    const int32_t rank = shared_rank(a);
+    const uint32_t c = rank < 0 ? cta : grid.cta_of_rank(cta, static_cast<uint32_t>(rank));
+    if (c >= grid.nctas || shared_offset(a) + bytes > grid.smem_bytes) return false;
+    if (!grid.shared[c]) {
+      std::memset(out, 0, bytes);
+    } else {
+      std::memcpy(out, grid.shared[c].get() + shared_offset(a), bytes);
+    }
+    return true;
+  }
+  if (addr >= kParamWindow && addr < kParamWindow + kWindowBytes) {
+    if (addr - kParamWindow + bytes > grid.param.size()) return false;
+    std::memcpy(out, grid.param.data() + (addr - kParamWindow), bytes);
+    return true;
+  }
+  if (addr >= kConstWindow && addr < kConstWindow + kWindowBytes) {
+    if (addr - kConstWindow + bytes > grid.constant.size()) return false;
+    std::memcpy(out, grid.constant.data() + (addr - kConstWindow), bytes);
+    return true;
+  }
+  if (addr >= kLocalWindow && addr < kLocalWindow + kWindowBytes) return false;  // per thread
+  if (!grid.global.find(addr, bytes)) return false;
+  grid.global.read(addr, out, bytes);
+  return true;
+}
+
+// ---- The warp's view ---------------------------------------------------------------------------
+Where Exec::classify(uint64_t addr) const {
+  if (addr < kSharedWindow || addr >= kWindowsEnd) return Where::Global;
+  switch ((addr - kSharedWindow) >> 40) {
+    case 0: return Where::Shared;
+    case 1: return Where::Local;
+    case 2: return Where::Param;
+    case 3: return Where::Const;
+    default: return Where::Global;  // module .global variables
+  }
+}
+
+uint8_t* Exec::shared_bytes(uint64_t addr, uint32_t bytes, bool write) {
+  (void)write;
+  const int32_t rank = shared_rank(addr);
+  const uint32_t off = shared_offset(addr);
+  uint8_t* base = smem;
+  if (rank >= 0) {
+    const uint32_t cta = grid->cta_of_rank(place.cta, static_cast<uint32_t>(rank));
+    if (cta == UINT32_MAX)
+      kernel_fault("bad_address", "shared::cluster address " + hex(addr) + " names cluster rank " +
+                                      std::to_string(rank) + ", outside the cluster");
+    base = cta == place.cta ? smem : grid->cta_shared(cta);
+  } else if (addr > kSharedOffsetMask) {
+    kernel_fault("bad_address", "shared address " + hex(addr) + " is not a shared::cta or shared::cluster address");
+  }
+  if (uint64_t{off} + bytes > smem_size)
+    kernel_fault("bad_address", "shared access of " + std::to_string(bytes) + " bytes at offset " + hex(off) +
+                                    " is outside the CTA's " + std::to_string(smem_size) + " bytes of shared memory");
+  return base + off;
+}
+
+uint8_t* Exec::access(Space space, uint64_t addr, uint32_t bytes, uint32_t lane, bool write, uint32_t align) {
+  if (align == 0) align = bytes;
+  if (align > 1 && addr % align != 0)
+    kernel_fault("misaligned", "access of " + std::to_string(bytes) + " bytes at " + hex(addr) +
+                                   " is not aligned to " + std::to_string(align) + " bytes");
+  Where w;
+  switch (space) {
+    case Space::Shared: return shared_bytes(addr, bytes, write);
+    case Space::Generic: w = classify(addr); break;
+    case Space::Global:
+      w = classify(addr);
+      if (w != Where::Global)
+        kernel_fault("bad_address", "global access at " + hex(addr) + ", an address of another state space");
+      break;
+    case Space::Local: w = Where::Local; break;
+    case Space::Param:
+      w = classify(addr);
+      if (w != Where::Param && w != Where::Local)
+        kernel_fault("bad_address", "param access at " + hex(addr) + ", outside the parameter space");
+      break;
+    case Space::Const: w = Where::Const; break;
+    default: w = Where::None; break;
+  }
+  switch (w) {
+    case Where::Shared: return shared_bytes(addr - kSharedWindow, bytes, write);
+    case Where::Global: {
+      if (!grid->global.find(addr, bytes))
+        kernel_fault("bad_address", std::string(write ? "write" : "read") + " of " + std::to_string(bytes) +
+                                        " bytes at " + hex(addr) + " is outside every buffer of the launch");
+      const uint64_t in_page = addr % GlobalMemory::kPageBytes;
+      if (in_page + bytes > GlobalMemory::kPageBytes)
+        kernel_fault("misaligned", "access of " + std::to_string(bytes) + " bytes at " + hex(addr) + " crosses a page");
+      if (write) return grid->global.page_for_write(addr) + in_page;
+      return const_cast<uint8_t*>(grid->global.page_for_read(addr)) + in_page;
+    }
+    case Where::Local: {
+      const uint64_t off = addr - kLocalWindow;
+      if (addr < kLocalWindow || off + bytes > local_top)
+        kernel_fault("bad_address", "local access of " + std::to_string(bytes) + " bytes at " + hex(addr) +
+                                        " is outside the thread's " + std::to_string(local_top) + " local bytes");
+      return local.data() + lane * local_cap + off;
+    }
+    case Where::Param: {
+      const uint64_t off = addr - kParamWindow;
+      if (addr < kParamWindow || off + bytes > grid->param.size())
+        kernel_fault("bad_address", "parameter access of " + std::to_string(bytes) + " bytes at " + hex(addr) +
+                                        " is outside the " + std::to_string(grid->param.size()) + " parameter bytes");
+      if (write) kernel_fault("bad_address", "write to the kernel's parameter space at " + hex(addr));
+      return grid->param.data() + off;
+    }
+    case Where::Const: {
+      const uint64_t off = addr - kConstWindow;
+      if (addr < kConstWindow || off + bytes > grid->constant.size())
+        kernel_fault("bad_address", "const access of " + std::to_string(bytes) + " bytes at " + hex(addr) +
+                                        " is outside the module's .const variables");
+      if (write) kernel_fault("bad_address", "write to const space at " + hex(addr));
+      return grid->constant.data() + off;
+    }
+    default: break;
+  }
+  kernel_fault("bad_address", "access at " + hex(addr) + " in an unsupported state space");
+}
+
+uint64_t Exec::to_cluster_address(Space space, uint64_t addr, uint32_t bytes, uint32_t lane) {
+  (void)lane;
+  if (space == Space::Generic || space == Space::None) {
+    if (classify(addr) != Where::Shared)
+      kernel_fault("bad_address", "generic address " + hex(addr) + " is not in shared memory");
+    addr -= kSharedWindow;
+  } else if (space != Space::Shared) {
+    kernel_fault("bad_address", "address " + hex(addr) + " is not in shared memory");
+  }
+  if (bytes > 1 && shared_offset(addr) % bytes != 0)
+    kernel_fault("misaligned", "shared address " + hex(addr) + " is not aligned to " + std::to_string(bytes) + " bytes");
+  shared_bytes(addr, bytes, false);  // range check
+  return addr;
+}
+
+}  // namespace pipesim::ptx

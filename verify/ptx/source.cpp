@@ -1,0 +1,335 @@
+#include "verify/ptx/source.hpp"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <unordered_map>
+
+#include "sim/external.hpp"
+#include "verify/ptx/machine.hpp"
+#include "verify/ptx/machine_impl.hpp"  // GridState is complete here: a run owns its grid
+#include "verify/ptx/sync.hpp"
+
+namespace pipesim::ptx {
+namespace {
+
+std::string hex(uint64_t v) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  do {
+    s.insert(s.begin(), digits[v & 15]);
+    v >>= 4;
+  } while (v);
+  return "0x" + s;
+}
+
+// A mangled C++ name as people write it; the name itself when it does not demangle.
+std::string demangle(const std::string& name) {
+  int status = 0;
+  char* out = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || !out) return name;
+  std::string s(out);
+  std::free(out);
+  return s;
+}
+
+// What the engine needs to know of the program, shared by every run.
+struct PtxProgram final : sim::ExternalProgram {
+  std::shared_ptr<const Module> module;
+  std::shared_ptr<const Program> program;
+  const Function* entry = nullptr;
+  const model::Arch* arch = nullptr;
+  Launch launch;
+  std::vector<uint32_t> site_base;  // per function of the module: its first instruction's site
+  uint32_t warps_per_cta = 1;
+  std::unique_ptr<sim::ExternalRun> start_run(const model::Timing& timing) const override;
+};
+
+class PtxRun;
+
+class PtxWarp final : public sim::ExternalWarp {
+ public:
+  PtxWarp(PtxRun& run, Warp warp, int cta, int32_t rank) : run_(run), warp_(std::move(warp)), cta_(cta), rank_(rank) {}
+  bool next(sim::Op& op, double now_ns) override;
+  void answer(int64_t value) override {
+    if (awaiting_ == Awaiting::Engine) warp_.answer(static_cast<uint64_t>(value));
+    awaiting_ = Awaiting::None;
+  }
+  uint32_t site() const override;
+  std::pair<std::string, std::string> fault() const override {
+    const KernelFault* f = warp_.fault();
+    if (!f) return {"kernel_fault", "the kernel trapped"};
+    return {"kernel_fault", f->kind + ": " + f->message};
+  }
+
+ private:
+  // What the last op left to answer: the engine's answer (test_wait, a local arrive's token), or a
+  // wait that only returns once it has passed.
+  enum class Awaiting : uint8_t { None, Engine, WaitPassed };
+  bool convert(const SyncRequest& r, sim::Op& op);
+  sim::BarRef bar(uint64_t address);
+  PtxRun& run_;
+  Warp warp_;
+  int cta_;
+  int32_t rank_;
+  Awaiting awaiting_ = Awaiting::None;
+};
+
+class PtxRun final : public sim::ExternalRun {
+ public:
+  PtxRun(const PtxProgram& p, const model::Timing& timing) : prog_(p), grid_(make_grid(p.program, p.launch)) {
+    set_instruction_ns(*grid_, timing.ptx_instr_cycles / timing.clock_ghz);
+    set_clock_ghz(*grid_, timing.clock_ghz);
+    set_sm_count(*grid_, static_cast<uint32_t>(p.arch->cap.sms));
+  }
+  std::unique_ptr<sim::ExternalWarp> start_warp(int cta, int warp, int sm) override {
+    const uint32_t csize = prog_.launch.cluster_size();
+    const CtaPlace place = place_of(static_cast<uint32_t>(cta), csize, static_cast<uint32_t>(sm));
+    return std::make_unique<PtxWarp>(*this, Warp(*grid_, place, static_cast<uint32_t>(warp)), cta, static_cast<int32_t>(place.rank));
+  }
+  uint32_t barrier_slots() const override { return static_cast<uint32_t>(offsets_.size()); }
+  std::string barrier_name(uint32_t slot) const override {
+    return slot < offsets_.size() ? "mbarrier at shared " + hex(offsets_[slot]) : "mbarrier ?";
+  }
+  // The slot of the barrier at shared offset `offset` (the same offset in every CTA).
+  uint32_t slot(uint32_t offset) {
+    auto [it, fresh] = slots_.try_emplace(offset, static_cast<uint32_t>(offsets_.size()));
+    if (fresh) offsets_.push_back(offset);
+    return it->second;
+  }
+  const PtxProgram& program() const { return prog_; }
+
+ private:
+  // The engine numbers CTAs cluster by cluster; CUDA numbers them x fastest over the grid. A
+  // cluster's CTAs are a box of the grid: cluster c's position in the grid of clusters and rank r's
+  // position in the cluster box give the CTA's blockIdx.
+  CtaPlace place_of(uint32_t engine_cta, uint32_t csize, uint32_t sm) const {
+    const Launch& l = prog_.launch;
+    const uint32_t cl = engine_cta / csize, rank = engine_cta % csize;
+    const uint32_t ncx = l.grid[0] / l.cluster[0], ncy = l.grid[1] / l.cluster[1];
+    const uint32_t cx = cl % ncx, cy = (cl / ncx) % ncy, cz = cl / (ncx * ncy);
+    const uint32_t rx = rank % l.cluster[0], ry = (rank / l.cluster[0]) % l.cluster[1], rz = rank / (l.cluster[0] * l.cluster[1]);
+    const uint32_t bx = cx * l.cluster[0] + rx, by = cy * l.cluster[1] + ry, bz = cz * l.cluster[2] + rz;
+    return CtaPlace{bx + l.grid[0] * (by + l.grid[1] * bz), cl, rank, sm};
+  }
+  const PtxProgram& prog_;
+  std::unique_ptr<GridState> grid_;
+  std::unordered_map<uint32_t, uint32_t> slots_;
+  std::vector<uint32_t> offsets_;
+};
+
+std::unique_ptr<sim::ExternalRun> PtxProgram::start_run(const model::Timing& timing) const {
+  return std::make_unique<PtxRun>(*this, timing);
+}
+
+uint32_t PtxWarp::site() const { return run_.program().site_base[warp_.function()] + warp_.instr(); }
+
+sim::BarRef PtxWarp::bar(uint64_t address) {
+  sim::BarRef r;
+  r.array = 0;
+  r.index = run_.slot(shared_offset(address));
+  const int32_t rank = shared_rank(address);
+  r.rank = rank == rank_ ? sim::BarRef::kOwnCta : rank;
+  return r;
+}
+
+bool PtxWarp::next(sim::Op& op, double now_ns) {
+  if (awaiting_ == Awaiting::WaitPassed) warp_.answer(1);  // the engine resumes a wait only once it passed
+  else if (awaiting_ == Awaiting::Engine) warp_.answer(0);  // a remote arrive has no token
+  awaiting_ = Awaiting::None;
+  SyncRequest r;
+  while (warp_.step(r, now_ns)) {
+    op = sim::Op{};
+    op.site = run_.program().site_base[r.function] + r.instr;
+    if (convert(r, op)) return true;
+  }
+  return false;
+}
+
+// One request as the engine's op; false for what the engine does not model (it goes on at once).
+bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
+  using sim::OpKind;
+  const Launch& l = run_.program().launch;
+  switch (r.kind) {
+    case SyncKind::Compute: case SyncKind::Sleep:
+      op.kind = OpKind::Compute;
+      op.a = std::max<int64_t>(1, r.a);
+      return true;
+    case SyncKind::MbarInit: op.kind = OpKind::Init; op.bar = bar(r.bar); op.a = r.a; return true;
+    case SyncKind::MbarInval: op.kind = OpKind::Inval; op.bar = bar(r.bar); return true;
+    case SyncKind::MbarArrive:
+      // Each lane's arrive is its own arrival (with the instruction's count): they land one after
+      // another, so a warp arriving past a phase's end over-arrives rather than faults.
+      op.kind = OpKind::Arrive;
+      op.bar = bar(r.bar);
+      op.a = r.lanes > 1 ? r.a / r.lanes : r.a;
+      op.b = r.lanes;
+      op.flags = sim::kFlagAnswer;
+      awaiting_ = Awaiting::Engine;
+      return true;
+    case SyncKind::MbarArriveExpectTx: op.kind = OpKind::ArriveExpectTx; op.bar = bar(r.bar); op.a = r.a; return true;
+    case SyncKind::MbarExpectTx: op.kind = OpKind::ExpectTx; op.bar = bar(r.bar); op.a = r.a; return true;
+    case SyncKind::MbarCompleteTx: op.kind = OpKind::CompleteTx; op.bar = bar(r.bar); op.a = r.a; return true;
+    case SyncKind::MbarArriveDrop: op.kind = OpKind::ArriveDrop; op.bar = bar(r.bar); op.a = r.a; return true;
+    case SyncKind::MbarTestWait:
+      op.kind = OpKind::TestWait;
+      op.bar = bar(r.bar);
+      op.a = r.a;
+      op.flags = sim::kFlagAnswer;
+      awaiting_ = Awaiting::Engine;
+      return true;
+    case SyncKind::MbarTryWait:
+      // A try_wait that fails blocks the warp until the phase changes (no spinning): the engine
+      // resumes it once the parity has passed, and then it returns true.
+      op.kind = OpKind::Wait;
+      op.bar = bar(r.bar);
+      op.a = r.a;
+      awaiting_ = Awaiting::WaitPassed;
+      return true;
+    case SyncKind::FenceInit: op.kind = OpKind::FenceInit; return true;
+    case SyncKind::TmaLoad: {
+      op.kind = OpKind::TmaLoad;
+      op.bar = bar(r.bar);
+      op.bar.rank = sim::BarRef::kOwnCta;  // the engine lands bytes at the same offset in each destination
+      op.a = r.a;
+      op.b = r.b;
+      const int32_t dst_rank = shared_rank(r.dst);
+      if (r.b != 0) op.flags |= sim::kFlagMulticast;
+      else if (dst_rank >= 0 && dst_rank != rank_) op.b = int64_t{1} << dst_rank, op.flags |= sim::kFlagMulticast;
+      if (r.cta_group2) op.flags |= sim::kFlagCtaGroup2;
+      return true;
+    }
+    case SyncKind::BulkStore: op.kind = OpKind::BulkStore; op.a = r.a; return true;
+    case SyncKind::BulkCommit: op.kind = OpKind::CommitGroup; return true;
+    case SyncKind::BulkWait: op.kind = OpKind::WaitGroup; op.a = r.a; op.b = r.b; return true;
+    case SyncKind::NamedSync: case SyncKind::NamedArrive:
+      op.kind = r.kind == SyncKind::NamedSync ? OpKind::NamedSync : OpKind::NamedArrive;
+      op.a = r.a;
+      // No count: every thread of the CTA, which the engine counts by warps.
+      op.b = r.b != 0 ? r.b : int64_t{run_.program().warps_per_cta} * 32;
+      return true;
+    case SyncKind::NamedRed:
+      throw PtxError(run_.program().module->path, run_.program().module->functions[r.function].body[r.instr].pos,
+                     "bar.red is not supported yet (its reduction across the CTA's threads is not modelled)");
+    case SyncKind::ClusterArrive: op.kind = OpKind::ClusterArrive; return true;
+    case SyncKind::ClusterWait: op.kind = OpKind::ClusterWait; return true;
+    case SyncKind::WgmmaMma:
+      // The warpgroup's MMA, a quarter (16 of its 64+ rows) per warp: each warp of the group issues it.
+      op.kind = OpKind::Mma;
+      op.flags = sim::kFlagWgmma;
+      op.a = sim::pack_mma({static_cast<model::MmaKind>(r.mma_kind), static_cast<int>(std::max<int64_t>(1, r.a / 4)),
+                            static_cast<int>(r.b), static_cast<int>(r.c)});
+      op.b = 1;
+      return true;
+    case SyncKind::WgmmaCommit: op.kind = OpKind::MmaCommitGroup; return true;
+    case SyncKind::WgmmaWait: op.kind = OpKind::MmaWaitGroup; op.a = r.a; return true;
+    case SyncKind::AsyncMbarArrive:
+      // cp.async.mbarrier.arrive raises the pending count and arrives when the copies land: no net
+      // arrival. The .noinc form is one of the expected arrivals (one per lane).
+      if (r.b == 0) return false;
+      op.kind = OpKind::Arrive;
+      op.bar = bar(r.bar);
+      op.a = 1;
+      op.b = r.lanes;
+      return true;
+    case SyncKind::Trap: op.kind = OpKind::Fault; return true;
+    // Ampere cp.async copies move no modelled data and complete at once; fences order nothing the
+    // engine models beyond fence.mbarrier_init; setmaxnreg is a budget matter.
+    case SyncKind::FenceProxyAsync: case SyncKind::WgmmaFence: case SyncKind::AsyncCopy:
+    case SyncKind::AsyncCommit: case SyncKind::AsyncWait: case SyncKind::SetMaxNreg:
+      return false;
+  }
+  (void)l;
+  return false;
+}
+
+}  // namespace
+
+namespace {
+// A header of the CUDA toolkit (cuda::ptx wrappers, CCCL, the runtime's intrinsics): not where a
+// kernel author would look for their mistake.
+bool toolkit_header(const std::string& path) {
+  return path.find("/cccl/") != std::string::npos || path.find("/cuda/include/") != std::string::npos ||
+         path.find("/targets/x86_64-linux/include/") != std::string::npos || path.find("/cuda-") != std::string::npos;
+}
+std::string position(const Module& module, uint32_t file, uint32_t line, uint32_t col) {
+  const std::string* path = module.file_path(file);
+  std::string p = path ? *path : "file" + std::to_string(file);
+  // Relative to where pipesim runs when the file is below it (nvcc records absolute paths).
+  std::error_code ec;
+  const std::filesystem::path rel = std::filesystem::path(p).lexically_relative(std::filesystem::current_path(ec));
+  if (!ec && !rel.empty() && *rel.begin() != "..") p = rel.string();
+  return p + ":" + std::to_string(line) + (col ? ":" + std::to_string(col) : "");
+}
+}  // namespace
+
+std::string source_position(const Module& module, const SourcePos& src) {
+  if (src.file == 0 && src.line == 0) return {};
+  // The innermost position in the kernel's own code (a toolkit wrapper's line is where the kernel
+  // called it), and the kernel's call of the helper that holds it, where it was inlined.
+  InlineFrame f{src.file, src.line, src.col, src.caller};
+  auto in_toolkit = [&](const InlineFrame& x) {
+    const std::string* path = module.file_path(x.file);
+    return path && toolkit_header(*path);
+  };
+  while (in_toolkit(f) && f.caller >= 0) f = module.inline_frames[static_cast<size_t>(f.caller)];
+  std::string out = position(module, f.file, f.line, f.col);
+  if (f.caller >= 0) {
+    // The helper's caller, unless that is the entry itself (a kernel whose body is one call to the
+    // function that holds the line: its call adds nothing).
+    const InlineFrame& up = module.inline_frames[static_cast<size_t>(f.caller)];
+    if (up.caller >= 0) out += ", called at " + position(module, up.file, up.line, up.col);
+  }
+  return out;
+}
+
+uint32_t site_of(const sim::Kernel& kernel, uint32_t function, uint32_t instr) {
+  const auto* p = static_cast<const PtxProgram*>(kernel.external.get());
+  return p->site_base[function] + instr;
+}
+
+sim::Kernel make_kernel(std::shared_ptr<const Module> module, const Launch& launch) {
+  const model::Arch* arch = model::find_arch(launch.arch);
+  if (!arch) throw LaunchError("unknown architecture '" + launch.arch + "'", launch.file);
+  if (launch.function_index < 0 || static_cast<size_t>(launch.function_index) >= module->functions.size())
+    throw LaunchError("the launch is not resolved against this module (resolve_launch)", launch.file);
+  const Function* entry = &module->functions[static_cast<size_t>(launch.function_index)];
+
+  auto prog = std::make_shared<PtxProgram>();
+  prog->module = module;
+  prog->program = decode(*module, *entry);
+  prog->entry = entry;
+  prog->arch = arch;
+  prog->launch = launch;
+  prog->warps_per_cta = (launch.threads() + 31) / 32;
+
+  sim::Kernel k;
+  k.name = demangle(entry->name);
+  k.file = module->path;
+  k.lines = module->lines;
+  k.arch = arch;
+  k.launch.ctas = static_cast<int64_t>(launch.ctas());
+  k.launch.cluster = launch.cluster_size();
+  k.launch.threads = launch.threads();
+  k.launch.smem = static_cast<int64_t>(launch.dynamic_smem + launch.static_smem);
+  k.launch.regs = launch.regs.value_or(entry->directives.maxnreg.value_or(0));
+  k.launch.ctas_per_sm = std::max<int64_t>(1, model::resident_ctas(*arch, k.launch.threads, k.launch.smem, k.launch.regs));
+  sim::BarrierArray all;
+  all.name = "mbarrier";
+  all.size = 0;  // slots are numbered as the kernel initialises barriers
+  k.barriers.push_back(all);
+  for (const Function& f : module->functions) {
+    prog->site_base.push_back(static_cast<uint32_t>(k.sites.size()));
+    for (const Instruction& in : f.body) {
+      std::string what = in.opcode;
+      for (const std::string& m : in.mods) what += "." + m;
+      k.sites.push_back(sim::Site{{in.pos.line, in.pos.col}, std::move(what), source_position(*module, in.src)});
+    }
+  }
+  k.external = std::move(prog);
+  return k;
+}
+
+}  // namespace pipesim::ptx
