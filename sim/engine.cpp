@@ -214,6 +214,9 @@ struct SmRt {
   double tc_busy = 0;            // total tensor pipe time
   int64_t tmem_free = 0;         // TMEM columns free
   std::vector<uint32_t> alloc_waiters;  // warps blocked in tcgen05.alloc, FIFO
+  // Issue slots of its four sub-partitions (warp % 4): instructions of warps that share one issue
+  // one after another (Compute ops with b = 1: a PTX warp's executed instructions).
+  double issue_free[4] = {0, 0, 0, 0};
 };
 
 struct ClusterRt {
@@ -584,8 +587,14 @@ class Engine {
     switch (op.kind) {
       case OpKind::Compute: {
         const double d = jit(static_cast<double>(op.a));
-        if (o_.record_trace) span(w, now_, now_ + d, "compute", false);
-        push(now_ + d, EventKind::WarpStep, id);
+        double begin = now_;
+        if (op.b == 1) {  // instructions: its sub-partition issues them after those already queued
+          double& slot = sms_[static_cast<size_t>(cta(w.cta).sm)].issue_free[w.warp % 4];
+          begin = std::max(begin, slot);
+          slot = begin + d;
+        }
+        if (o_.record_trace) span(w, begin, begin + d, "compute", false);
+        push(begin + d, EventKind::WarpStep, id);
         return;
       }
       case OpKind::Wait: return do_wait(w, id);

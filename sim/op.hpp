@@ -11,7 +11,8 @@
 namespace pipesim::sim {
 
 enum class OpKind : uint8_t {
-  Compute,         // a = nanoseconds the warp is busy
+  Compute,         // a = nanoseconds the warp is busy; b = 1: issuing instructions, on its SM
+                   // sub-partition's issue slot (warp % 4), after the other warps' queued there
   Wait,            // try_wait.parity loop on bar (own CTA); a = parity; b = target (see Op)
   TestWait,        // test_wait.parity, non-blocking; a = parity; b = the result the scenario expects
   Arrive,          // bar (maybe remote); a = count; b > 1: that many threads each arrive with a

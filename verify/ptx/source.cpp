@@ -153,7 +153,12 @@ bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
   using sim::OpKind;
   const Launch& l = run_.program().launch;
   switch (r.kind) {
-    case SyncKind::Compute: case SyncKind::Sleep:
+    case SyncKind::Compute:
+      op.kind = OpKind::Compute;
+      op.a = std::max<int64_t>(1, r.a);
+      op.b = 1;  // executed instructions: they take the warp's sub-partition's issue slot
+      return true;
+    case SyncKind::Sleep:
       op.kind = OpKind::Compute;
       op.a = std::max<int64_t>(1, r.a);
       return true;
