@@ -80,7 +80,8 @@ TEST(PtxCheck, ProducerStartingAtPhaseZeroHangsAtItsOwnWait) {
   EXPECT_NE(origin(r, producer->site).find(at(kWaitLoop)), std::string::npos) << origin(r, producer->site);
   EXPECT_NE(origin(r, producer->site).find("called at "), std::string::npos);
   EXPECT_NE(origin(r, producer->site).find(at("wait(&empty[ps.index], ps.phase);")), std::string::npos);
-  EXPECT_NE(producer->waits_on.find("mbarrier at shared"), std::string::npos);
+  // Named by the kernel's own variable: the producer waits on empty[0] (the .shared array after full[4]).
+  EXPECT_EQ(producer->waits_on.rfind("empty[0] (shared 0x20)", 0), 0u) << producer->waits_on;
   EXPECT_NE(producer->waits_on.find("parity 0"), std::string::npos);
   ASSERT_TRUE(producer->state.has_value());
   EXPECT_EQ(producer->state->completed, 0);  // the empty barrier never completed a phase

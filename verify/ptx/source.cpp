@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <unordered_map>
@@ -35,6 +36,14 @@ std::string demangle(const std::string& name) {
   return s;
 }
 
+// A variable's own name: the last component of its demangled name ("empty" of
+// "(anonymous namespace)::pipeline<1>(unsigned char const*, int)::empty").
+std::string short_name(const std::string& mangled) {
+  std::string name = demangle(mangled);
+  if (const size_t c = name.rfind("::"); c != std::string::npos) name = name.substr(c + 2);
+  return name;
+}
+
 // What the engine needs to know of the program, shared by every run.
 struct PtxProgram final : sim::ExternalProgram {
   std::shared_ptr<const Module> module;
@@ -51,7 +60,7 @@ class PtxRun;
 
 class PtxWarp final : public sim::ExternalWarp {
  public:
-  PtxWarp(PtxRun& run, Warp warp, int cta, int32_t rank) : run_(run), warp_(std::move(warp)), cta_(cta), rank_(rank) {}
+  PtxWarp(PtxRun& run, Warp warp, int cta, int32_t rank, uint32_t w) : run_(run), warp_(std::move(warp)), cta_(cta), rank_(rank), warp_id_(w) {}
   bool next(sim::Op& op, double now_ns) override;
   void answer(int64_t value) override {
     if (awaiting_ == Awaiting::Engine) warp_.answer(static_cast<uint64_t>(value));
@@ -74,6 +83,7 @@ class PtxWarp final : public sim::ExternalWarp {
   Warp warp_;
   int cta_;
   int32_t rank_;
+  uint32_t warp_id_;
   Awaiting awaiting_ = Awaiting::None;
 };
 
@@ -87,11 +97,28 @@ class PtxRun final : public sim::ExternalRun {
   std::unique_ptr<sim::ExternalWarp> start_warp(int cta, int warp, int sm) override {
     const uint32_t csize = prog_.launch.cluster_size();
     const CtaPlace place = place_of(static_cast<uint32_t>(cta), csize, static_cast<uint32_t>(sm));
-    return std::make_unique<PtxWarp>(*this, Warp(*grid_, place, static_cast<uint32_t>(warp)), cta, static_cast<int32_t>(place.rank));
+    return std::make_unique<PtxWarp>(*this, Warp(*grid_, place, static_cast<uint32_t>(warp)), cta, static_cast<int32_t>(place.rank), static_cast<uint32_t>(warp));
   }
   uint32_t barrier_slots() const override { return static_cast<uint32_t>(offsets_.size()); }
+  // "full[2] (shared 0x10)" where a static .shared variable holds the barrier; "mbarrier at dynamic
+  // shared +0x40 (shared 0x40)" in the dynamic area.
   std::string barrier_name(uint32_t slot) const override {
-    return slot < offsets_.size() ? "mbarrier at shared " + hex(offsets_[slot]) : "mbarrier ?";
+    if (slot >= offsets_.size()) return "mbarrier ?";
+    const uint64_t off = offsets_[slot];
+    const Program& p = *prog_.program;
+    for (const SymInfo& s : p.symbols) {
+      if (s.kind != SymKind::Shared || s.bytes == 0 || off < s.addr || off >= s.addr + s.bytes) continue;
+      // A function-scope symbol is named "function::variable#N" by the decoder.
+      std::string raw = s.name;
+      if (const size_t h = raw.find('#'); h != std::string::npos) raw = raw.substr(raw.find("::") + 2, h - raw.find("::") - 2);
+      std::string name = short_name(raw);
+      const uint64_t in = off - s.addr;
+      name += s.bytes > 8 && in % 8 == 0 ? "[" + std::to_string(in / 8) + "]" : in ? "+" + hex(in) : "";
+      return name + " (shared " + hex(off) + ")";
+    }
+    if (off >= p.dynamic_smem_base)
+      return "mbarrier at dynamic shared +" + hex(off - p.dynamic_smem_base) + " (shared " + hex(off) + ")";
+    return "mbarrier at shared " + hex(off);
   }
   // The slot of the barrier at shared offset `offset` (the same offset in every CTA).
   uint32_t slot(uint32_t offset) {
@@ -143,6 +170,10 @@ bool PtxWarp::next(sim::Op& op, double now_ns) {
   while (warp_.step(r, now_ns)) {
     op = sim::Op{};
     op.site = run_.program().site_base[r.function] + r.instr;
+    if (const char* t = std::getenv("PIPESIM_DEBUG_WARP"); t && std::to_string(cta_) + ":" + std::to_string(warp_id_) == t && r.kind != SyncKind::Compute)
+      std::fprintf(stderr, "%.1f cta %d warp %u: kind %d lanes %u bar %llx a %lld b %lld line %u\n", now_ns, cta_, warp_id_, static_cast<int>(r.kind), r.lanes,
+                   static_cast<unsigned long long>(r.bar), static_cast<long long>(r.a), static_cast<long long>(r.b),
+                   run_.program().module->functions[r.function].body[r.instr].pos.line);
     if (convert(r, op)) return true;
   }
   return false;
