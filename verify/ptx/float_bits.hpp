@@ -4,7 +4,9 @@
 #pragma once
 
 #include <bit>
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <cstdint>
 
 #include "verify/ptx/ast.hpp"
@@ -105,18 +107,36 @@ inline uint32_t f32_to_mini(float x, const MiniFormat& f) {
     if (f.special == MiniFormat::Finite) return 0;
     return f.special == MiniFormat::Exponent ? 0xffu : sign_bit | ((1u << magnitude_bits) - 1);
   }
+  // The format's finite non-negative values rise with their codes: the nearest is one of the two
+  // codes around |x| (a table per format, built once; the interpreter converts millions of values).
+  struct Table { int key; std::vector<float> value; };
+  static std::vector<Table> tables;
+  const int key = (f.ebits << 12) | (f.mbits << 8) | (f.bias << 2) | static_cast<int>(f.special);
+  const Table* t = nullptr;
+  for (const Table& c : tables)
+    if (c.key == key) t = &c;
+  if (!t) {
+    Table n{key, {}};
+    for (uint32_t c = 0; c < (1u << magnitude_bits); ++c) {
+      const float v = mini_to_f32(c, f);
+      if (!std::isfinite(v)) break;
+      n.value.push_back(v);
+    }
+    tables.push_back(std::move(n));
+    t = &tables.back();
+  }
   const bool neg = std::signbit(x) && f.has_sign;
   const float a = std::fabs(x);
-  uint32_t best = 0;
-  float best_err = INFINITY;
-  for (uint32_t c = 0; c < (1u << magnitude_bits); ++c) {
-    const float v = mini_to_f32(c, f);
-    if (!std::isfinite(v)) continue;
-    const float err = std::fabs(v - a);
-    if (err < best_err || (err == best_err && (c & 1u) == 0)) {
-      best = c;
-      best_err = err;
-    }
+  const auto hi = std::lower_bound(t->value.begin(), t->value.end(), a);
+  uint32_t best;
+  if (hi == t->value.end()) {
+    best = static_cast<uint32_t>(t->value.size() - 1);  // saturate
+  } else if (hi == t->value.begin()) {
+    best = 0;
+  } else {
+    const uint32_t h = static_cast<uint32_t>(hi - t->value.begin()), l = h - 1;
+    const float dl = a - t->value[l], dh = *hi - a;
+    best = dl < dh ? l : dh < dl ? h : ((l & 1u) == 0 ? l : h);  // a tie goes to the even code
   }
   return (neg ? sign_bit : 0u) | best;
 }
