@@ -1384,8 +1384,10 @@ class Engine {
     res_.dram_busy_ns = dram_busy_;
     for (const SmRt& sm : sms_) res_.tensor_busy_ns += sm.tc_busy;
     res_.cta_group = observed_cta_group_;
-    if (run_)
+    if (run_) {
       for (uint32_t s = 0; s < slots_; ++s) res_.barrier_names.push_back(run_->barrier_name(s));
+      for (const WarpRt& w : warps_) res_.instructions += w.ext->instructions();
+    }
     bool waiting = false;
     for (WarpRt& w : warps_)
       if (w.status == WarpStatus::Blocked && w.block != Block::None) waiting = true;

@@ -151,8 +151,10 @@ struct RunResult {
   struct RoleWait { int role; std::string what; double ns; };
   std::vector<RoleWait> role_waits;
   HangReport hang;                  // filled when verdict == Hang
-  // Kernel::external: the barriers' names by slot, as the program found them ("mbarrier at shared 0x40").
+  // Kernel::external: the barriers' names by slot, as the program found them ("mbarrier at shared 0x40"),
+  // and the instructions its warps executed.
   std::vector<std::string> barrier_names;
+  uint64_t instructions = 0;
   // Unit utilisation: tensor pipe time summed over SMs, DRAM transfer time, SMs that ran CTAs.
   double tensor_busy_ns = 0;
   double dram_busy_ns = 0;

@@ -28,6 +28,8 @@ class ExternalWarp {
   virtual uint32_t site() const = 0;
   // After a Fault op: the rule id and one sentence (what the warp's code did).
   virtual std::pair<std::string, std::string> fault() const = 0;
+  // Instructions the warp has executed (warp-level: one per instruction, whatever its lanes).
+  virtual uint64_t instructions() const = 0;
 };
 
 // One run of an external program: its memory and the barriers it has discovered so far.

@@ -258,6 +258,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
   else
     j["cta_ends_ns"] = nullptr;
   j["events"] = r.events;
+  j["instructions"] = k.external ? json(r.instructions) : json(nullptr);  // PTX instructions the warps executed
 
   int counts[4] = {0, 0, 0, 0};
   for (const auto& w : r.warps) ++counts[static_cast<int>(w.status)];

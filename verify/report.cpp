@@ -90,7 +90,9 @@ std::string human_report(const CheckResult& r) {
   std::string out;
   out += fmt::format("{}: kernel {} on {}: {}", k.file, k.name, k.arch ? k.arch->name : "?", outcome_text(res));
   if (k.expect) out += fmt::format(" (expected {})", expectation_text(*k.expect));
-  out += fmt::format(" after {:.3f} us simulated, {} events\n", res.end_ns / 1000.0, res.events);
+  out += fmt::format(" after {:.3f} us simulated, {} events", res.end_ns / 1000.0, res.events);
+  if (k.external) out += fmt::format(", {} PTX instructions", res.instructions);
+  out += "\n";
 
   for (const sim::Finding& f : res.findings) {
     out += fmt::format("{}: {}: [{}] {}\n", site_ref(k, f.site), f.fatal ? "error" : "warning", f.kind, f.message);

@@ -1,7 +1,7 @@
-// The control-flow graph of a decoded function and the immediate post-dominator of every branch: where
-// the lanes a divergent branch splits meet again (the SIMT stack's reconvergence point). `ret`, `exit`
-// and `trap` lead to a virtual exit node; a branch whose post-dominator is that node (or that sits in a
-// loop no path leaves) gets kNoPc: its lanes reconverge only when they return or exit.
+// The control-flow graph of a decoded function, the immediate post-dominator of every branch (where the
+// lanes a divergent branch splits meet again: the SIMT stack's reconvergence point) and the register
+// compaction. A branch whose post-dominator is the virtual exit node (or that sits in a loop no path
+// leaves) gets kNoPc: its lanes reconverge only when they return or exit.
 #include <algorithm>
 #include <bit>
 
@@ -19,7 +19,13 @@ struct Graph {
   uint32_t block_end(uint32_t b) const { return (b + 1 < nb ? block_start[b + 1] : n) - 1; }
 };
 
-Graph build_graph(const DFunction& df) {
+// The control-flow graph. For reconvergence (`for_reconvergence`), lanes that leave (ret, exit, trap)
+// must not hold the others back: a guarded leave keeps only its fall-through edge, and an edge into a
+// block that does nothing but leave (nvcc's shared `ret` block that early returns branch to) is dropped;
+// a block left with no successor leads to the exit node. So `if (a) { if (b) return; x; } R:` gives the
+// inner branch the reconvergence point x and the outer one R, where the lanes still running meet,
+// also inside a persistent loop that ends by leaving (see the end).
+Graph build_graph(const DFunction& df, bool for_reconvergence) {
   Graph g;
   g.n = static_cast<uint32_t>(df.code.size());
   const uint32_t n = g.n;
@@ -43,7 +49,19 @@ Graph build_graph(const DFunction& df) {
   g.exit_node = g.nb;
   g.succ.resize(g.nb + 1);
   g.pred.resize(g.nb + 1);
+  std::vector<uint8_t> pure_leave(g.nb + 1, 0);
+  if (for_reconvergence) {
+    for (uint32_t b = 0; b < g.nb; ++b) {
+      const DInstr& d = df.code[g.block_start[b]];
+      pure_leave[b] = g.block_end(b) == g.block_start[b] && ends_flow(d.op) && d.guard < 0;
+    }
+  }
+  std::vector<uint8_t> dropped(g.nb + 1, 0);  // a block with a leave edge left out
   auto edge = [&](uint32_t from, uint32_t to) {
+    if (to != g.exit_node && pure_leave[to] && !pure_leave[from]) {  // the lanes leave there
+      dropped[from] = 1;
+      return;
+    }
     g.succ[from].push_back(to);
     g.pred[to].push_back(from);
   };
@@ -55,11 +73,40 @@ Graph build_graph(const DFunction& df) {
       edge(b, d.target < n ? g.block_of[d.target] : g.exit_node);
       if (d.guard >= 0) edge(b, fall);
     } else if (ends_flow(d.op)) {
-      edge(b, g.exit_node);
-      if (d.guard >= 0) edge(b, fall);
+      if (d.guard < 0 || !for_reconvergence) edge(b, g.exit_node);
+      if (d.guard >= 0) {
+        edge(b, fall);
+        if (for_reconvergence) dropped[b] = 1;
+      }
     } else {
       edge(b, fall);
     }
+    if (for_reconvergence && g.succ[b].empty()) edge(b, g.exit_node);
+  }
+  if (!for_reconvergence) return g;
+  // A loop whose only ways out leave (a persistent kernel's tile loop ending in `@done bra RET`) would
+  // reach the exit node no more: give its last such block (the loop's exit, in program order) its edge
+  // back, one loop at a time, so that the loop body keeps its own join points.
+  for (;;) {
+    std::vector<uint8_t> reach(g.nb + 1, 0);
+    std::vector<uint32_t> work{g.exit_node};
+    reach[g.exit_node] = 1;
+    while (!work.empty()) {
+      const uint32_t v = work.back();
+      work.pop_back();
+      for (uint32_t p : g.pred[v])
+        if (!reach[p]) {
+          reach[p] = 1;
+          work.push_back(p);
+        }
+    }
+    uint32_t last = g.nb;
+    for (uint32_t b = 0; b < g.nb; ++b)
+      if (dropped[b] && !reach[b]) last = b;
+    if (last == g.nb) break;
+    dropped[last] = 0;
+    g.succ[last].push_back(g.exit_node);
+    g.pred[g.exit_node].push_back(last);
   }
   return g;
 }
@@ -68,7 +115,7 @@ Graph build_graph(const DFunction& df) {
 
 void compute_reconvergence(DFunction& df) {
   if (df.code.empty()) return;
-  const Graph g = build_graph(df);
+  const Graph g = build_graph(df, true);
   const uint32_t nb = g.nb, exit_node = g.exit_node;
   const auto& succ = g.succ;
   const auto& pred = g.pred;
@@ -140,7 +187,7 @@ void compact_registers(DFunction& df, const std::vector<std::vector<uint32_t>>& 
                        const std::vector<std::vector<uint32_t>>& defs) {
   const uint32_t nregs = df.nvals;
   if (df.code.empty() || nregs == 0) return;
-  const Graph g = build_graph(df);
+  const Graph g = build_graph(df, false);
   const uint32_t nb = g.nb, words = (nregs + 63) / 64;
   auto bit = [](const std::vector<uint64_t>& v, size_t base, uint32_t r) { return (v[base + r / 64] >> (r % 64)) & 1u; };
   auto set = [](std::vector<uint64_t>& v, size_t base, uint32_t r) { v[base + r / 64] |= uint64_t{1} << (r % 64); };

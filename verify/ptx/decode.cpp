@@ -393,6 +393,11 @@ void decode_body(const Module& module, const Function& f, DFunction& df, Program
                        decode_int(c, m, d) || decode_float(c, m, d) ||
                        decode_mem(c, m, d) || decode_warp(c, m, d) || decode_sync(c, m, d);
     if (!known || !m.done() || d.fn == nullptr) c.unsupported();
+    if (d.space == Space::Generic) {  // `ld.u32 %r, [shared_var]`: a variable named in a generic access is
+      for (DOp& o : d.ops)            // its generic address
+        if (o.kind == OpKind::Addr && o.base == AddrBase::Sym && prog.symbols[o.idx].kind == SymKind::Shared)
+          o.to_generic = true;
+    }
     if (d.op == Op::Call) {  // a call's return registers are written when it returns
       const DOp& rets = d.ops[0];
       for (uint32_t k = 0; k < rets.count; ++k)
@@ -465,7 +470,7 @@ std::shared_ptr<const Program> decode(const Module& module, const Function& entr
     work.pop_back();
     order.push_back(fi);
     for (const Instruction& in : module.functions[fi].body)
-      if (in.opcode == "call" && in.callee < module.functions.size() && seen.insert(in.callee).second)
+      if (in.opcode == "call" && !in.call_indirect && in.callee < module.functions.size() && seen.insert(in.callee).second)
         work.push_back(in.callee);
   }
   std::sort(order.begin(), order.end());

@@ -22,6 +22,12 @@ void exec_pack(Exec& x, const DInstr& in) {
   const DOp& v = in.ops[1];
   const uint32_t n = v.count, w = type_bits(in.type) / n;
   uint64_t* d = x.dst(in.ops[0]);
+  if (n == 2) {  // the common {lo, hi}
+    const auto lo = x.src(x.elem(v, 0), 0), hi = x.src(x.elem(v, 1), 1);
+    const uint64_t m = width_mask(w);
+    map2(x.mask, d, lo, hi, [m, w](uint64_t a, uint64_t b) { return (a & m) | ((b & m) << w); });
+    return;
+  }
   uint64_t acc[32] = {};
   for (uint32_t k = 0; k < n; ++k) {
     const auto e = x.src(x.elem(v, k), 0);

@@ -2,7 +2,7 @@
 // (sync.hpp): mbarrier operations, TMA and bulk copies, named and cluster barriers, wgmma, fences that
 // the rules look at, nanosleep, setmaxnreg, trap. Lanes of one instruction are grouped by identical
 // operands where the hardware counts them together (an arrive of 32 lanes on one barrier is one
-// request with a = 32); copies are one request per issuing lane (each is its own copy).
+// request with a = 32); bulk and TMA copies are one request per distinct copy the lanes name.
 //
 // Copies move NO data: shared memory contents written by TMA / bulk / cp.async copies are not
 // modelled (a kernel that reads them reads whatever the threads stored there, or zeros); neither are
@@ -53,7 +53,7 @@ void exec_mbar_simple(Exec& x, const DInstr& in) {
   const auto v = in.ops[1].kind != OpKind::None ? x.src(in.ops[1], 1) : Exec::Src{x.sink, 0};
   Groups gs;
   for_lanes(x.mask, [&](uint32_t l) {
-    const int64_t val = in.op == Op::MbarInit ? static_cast<int64_t>(v[l] & 0xffffffffu) : static_cast<int64_t>(v[l] & 0xffffffffu);
+    const int64_t val = static_cast<int64_t>(v[l] & 0xffffffffu);
     gs.add(mbar_address(x, in, in.ops[0], l), in.op == Op::MbarInit ? static_cast<uint64_t>(val) : 0, l, val);
   });
   for (uint32_t i = 0; i < gs.n; ++i) {
@@ -114,15 +114,12 @@ void exec_mbar_arrive(Exec& x, const DInstr& in) {
 
 // test_wait / try_wait: ops = pred, [a], parity-or-token
 void exec_mbar_wait(Exec& x, const DInstr& in) {
+  // The parity operand, or a state token from mbarrier.arrive: the token holds the phase parity of the
+  // arrival in bit 0 and the wait is on that parity; either way bit 0.
   const auto ph = x.src(in.ops[2], 1);
-  const bool token = in.flags & F_TOKEN;
   const bool try_wait = in.op == Op::MbarTryWait;
   Groups gs;
-  for_lanes(x.mask, [&](uint32_t l) {
-    // A state token holds the phase parity of the arrival in bit 0: the wait is on that parity.
-    const uint64_t parity = token ? (ph[l] & 1u) : (ph[l] & 1u);
-    gs.add(mbar_address(x, in, in.ops[1], l), parity, l, 0);
-  });
+  for_lanes(x.mask, [&](uint32_t l) { gs.add(mbar_address(x, in, in.ops[1], l), ph[l] & 1u, l, 0); });
   for (uint32_t i = 0; i < gs.n; ++i) {
     const Group& g = gs.g[i];
     PendingRequest& p = x.push_request(try_wait ? SyncKind::MbarTryWait : SyncKind::MbarTestWait);
@@ -173,47 +170,102 @@ uint64_t shared_dst(Exec& x, Space space, uint64_t addr, uint64_t bytes, uint32_
   return a;
 }
 
-// Global -> shared::cluster (tensor or plain) and shared::cta -> shared::cluster: TmaLoad.
-// ops: [dst], [src or tmap], [mbar], size (plain; None for tensor), ctaMask (multicast; else None)
-void exec_tma_load(Exec& x, const DInstr& in) {
-  const bool tensor = in.flags & F_TENSOR;
-  const auto size = tensor ? Exec::Src{x.sink, 0} : x.src(in.ops[3], 1);
-  const bool multicast = in.flags & F_MULTICAST;
-  const auto mask = multicast ? x.src(in.ops[4], 2) : Exec::Src{x.sink, 0};
+// The operands that make one bulk / TMA copy. Lanes of one instruction that name the same copy are one
+// copy: ptxas issues these instructions on the warp's uniform datapath, once per distinct set of
+// operands (a whole warp issuing a TMA store, as CUTLASS's epilogue does, stores the box once).
+struct CopyKey {
+  uint64_t dst = 0, src = 0, bar = 0, size = 0, mask = 0;
+  int64_t coord[5] = {};
+  bool operator==(const CopyKey&) const = default;
+};
+struct CopyGroups {
+  CopyKey key[32];
+  uint32_t lane[32] = {}, lanes[32] = {};
+  uint32_t n = 0;
+};
+// Fills the keys of the executing lanes and groups them. ops: `dst`, `src` addresses, `bar` (or -1),
+// `size` / `mask` operands (or -1), `coords` vector (or -1).
+void group_copies(Exec& x, const DInstr& in, int dst, int src, int bar, int size, int mask, int coords, CopyGroups& g) {
+  CopyKey keys[32];
   for_lanes(x.mask, [&](uint32_t l) {
-    PendingRequest& p = x.push_request(SyncKind::TmaLoad);
-    const uint64_t src = x.address(in.ops[1], l);
-    if (tensor) {
-      p.req.tensormap = tensormap_at(x, src, l);
-      p.req.a = static_cast<int64_t>(x.grid->launch.tensormaps[p.req.tensormap].box_bytes());
-    } else {
-      p.req.a = static_cast<int64_t>(size[l] & 0xffffffffu);
-      if (in.space == Space::Global) check_global_range(x, src, static_cast<uint64_t>(p.req.a), "bulk copy source");
-      if (p.req.a % 16 != 0) Exec::kernel_fault("misaligned", "bulk copy size " + std::to_string(p.req.a) + " is not a multiple of 16");
+    keys[l].dst = x.address(in.ops[static_cast<size_t>(dst)], l);
+    keys[l].src = x.address(in.ops[static_cast<size_t>(src)], l);
+    if (bar >= 0) keys[l].bar = x.address(in.ops[static_cast<size_t>(bar)], l);
+  });
+  if (size >= 0) {
+    const auto v = x.src(in.ops[static_cast<size_t>(size)], 1);
+    for_lanes(x.mask, [&](uint32_t l) { keys[l].size = v[l] & 0xffffffffu; });
+  }
+  if (mask >= 0) {
+    const auto v = x.src(in.ops[static_cast<size_t>(mask)], 2);
+    for_lanes(x.mask, [&](uint32_t l) { keys[l].mask = v[l] & 0xffffu; });
+  }
+  if (coords >= 0) {
+    const DOp& cv = in.ops[static_cast<size_t>(coords)];
+    for (uint32_t k = 0; k < cv.count && k < 5; ++k) {
+      const auto v = x.src(x.elem(cv, k), 0);
+      for_lanes(x.mask, [&](uint32_t l) { keys[l].coord[k] = static_cast<int32_t>(v[l]); });
     }
-    p.req.dst = shared_dst(x, Space::Shared, x.address(in.ops[0], l), static_cast<uint64_t>(p.req.a), l);
-    p.req.bar = x.to_cluster_address(Space::Shared, x.address(in.ops[2], l), 8, l);
-    p.req.b = multicast ? static_cast<int64_t>(mask[l] & 0xffffu) : 0;
-    p.req.cta_group2 = in.flags & F_CTA_GROUP2;
+  }
+  for_lanes(x.mask, [&](uint32_t l) {
+    for (uint32_t i = 0; i < g.n; ++i)
+      if (g.key[i] == keys[l]) {
+        ++g.lanes[i];
+        return;
+      }
+    g.key[g.n] = keys[l];
+    g.lane[g.n] = l;
+    g.lanes[g.n++] = 1;
   });
 }
 
-// Shared::cta -> global (plain, tensor, reduce): BulkStore. ops: [dst or tmap], [src], size (plain)
-void exec_bulk_store(Exec& x, const DInstr& in) {
-  const bool tensor = in.flags & F_TENSOR;
-  const auto size = tensor ? Exec::Src{x.sink, 0} : x.src(in.ops[2], 1);
-  for_lanes(x.mask, [&](uint32_t l) {
-    PendingRequest& p = x.push_request(SyncKind::BulkStore);
-    const uint64_t dst = x.address(in.ops[0], l);
+// Global -> shared::cluster (tensor or plain) and shared::cta -> shared::cluster: TmaLoad.
+// ops: [dst], [src or tmap], [mbar], size (plain; None for tensor), ctaMask (multicast; else None),
+// coordinates (tensor)
+void exec_tma_load(Exec& x, const DInstr& in) {
+  const bool tensor = in.flags & F_TENSOR, multicast = in.flags & F_MULTICAST;
+  CopyGroups g;
+  group_copies(x, in, 0, 1, 2, tensor ? -1 : 3, multicast ? 4 : -1, tensor ? 5 : -1, g);
+  for (uint32_t i = 0; i < g.n; ++i) {
+    const CopyKey& k = g.key[i];
+    const uint32_t l = g.lane[i];
+    PendingRequest& p = x.push_request(SyncKind::TmaLoad);
+    p.req.lanes = g.lanes[i];
     if (tensor) {
-      p.req.tensormap = tensormap_at(x, dst, l);
+      p.req.tensormap = tensormap_at(x, k.src, l);
       p.req.a = static_cast<int64_t>(x.grid->launch.tensormaps[p.req.tensormap].box_bytes());
     } else {
-      p.req.a = static_cast<int64_t>(size[l] & 0xffffffffu);
-      check_global_range(x, dst, static_cast<uint64_t>(p.req.a), "bulk store destination");
+      p.req.a = static_cast<int64_t>(k.size);
+      if (in.space == Space::Global) check_global_range(x, k.src, k.size, "bulk copy source");
+      if (k.size % 16 != 0) Exec::kernel_fault("misaligned", "bulk copy size " + std::to_string(k.size) + " is not a multiple of 16");
     }
-    p.req.dst = shared_dst(x, Space::Shared, x.address(in.ops[1], l), static_cast<uint64_t>(p.req.a), l);
-  });
+    p.req.dst = shared_dst(x, Space::Shared, k.dst, static_cast<uint64_t>(p.req.a), l);
+    p.req.bar = x.to_cluster_address(Space::Shared, k.bar, 8, l);
+    p.req.b = static_cast<int64_t>(k.mask);
+    p.req.cta_group2 = in.flags & F_CTA_GROUP2;
+  }
+}
+
+// Shared::cta -> global (plain, tensor, reduce): BulkStore. ops: [dst or tmap], [src], size (plain),
+// coordinates (tensor, ops[5])
+void exec_bulk_store(Exec& x, const DInstr& in) {
+  const bool tensor = in.flags & F_TENSOR;
+  CopyGroups g;
+  group_copies(x, in, 0, 1, -1, tensor ? -1 : 2, -1, tensor ? 5 : -1, g);
+  for (uint32_t i = 0; i < g.n; ++i) {
+    const CopyKey& k = g.key[i];
+    const uint32_t l = g.lane[i];
+    PendingRequest& p = x.push_request(SyncKind::BulkStore);
+    p.req.lanes = g.lanes[i];
+    if (tensor) {
+      p.req.tensormap = tensormap_at(x, k.dst, l);
+      p.req.a = static_cast<int64_t>(x.grid->launch.tensormaps[p.req.tensormap].box_bytes());
+    } else {
+      p.req.a = static_cast<int64_t>(k.size);
+      check_global_range(x, k.dst, k.size, "bulk store destination");
+    }
+    p.req.dst = shared_dst(x, Space::Shared, k.src, static_cast<uint64_t>(p.req.a), l);
+  }
 }
 
 // cp.async (Ampere): ops = [dst], [src], cp-size. One request for the warp: a = all lanes' bytes.
@@ -257,10 +309,12 @@ void exec_st_async(Exec& x, const DInstr& in) {
         uint64_t old = 0;
         std::memcpy(&old, p + k * esize, esize);
         const uint64_t m = width_mask(esize * 8);
+        const bool sign = is_signed(in.type);
+        const int64_t so = static_cast<int64_t>(sext(old, esize * 8)), sn = static_cast<int64_t>(sext(v, esize * 8));
         switch (in.sub) {
           case 0: v = (old + v) & m; break;
-          case 5: v = std::min(old & m, v & m); break;
-          case 6: v = std::max(old & m, v & m); break;
+          case 5: v = sign ? (so < sn ? old : v) : std::min(old & m, v & m); break;
+          case 6: v = sign ? (so > sn ? old : v) : std::max(old & m, v & m); break;
           case 7: v = old & v; break;
           case 8: v = old | v; break;
           case 9: v = old ^ v; break;
@@ -468,8 +522,12 @@ bool decode_sync(DecodeCtx& c, Mods& m, DInstr& d) {
         size_t i = 0;
         d.ops[0] = c.address(in.ops[i++]);
         d.ops[1] = c.address(in.ops[i++]);
-        if (tensor && in.ops[1].elems.empty()) c.fail("a tensor copy needs [tensorMap, {coordinates}]");
-        if (!tensor) d.ops[3] = c.value(in.ops[i++], Type::U32);
+        if (tensor) {
+          if (in.ops[1].elems.empty()) c.fail("a tensor copy needs [tensorMap, {coordinates}]");
+          d.ops[5] = c.vector_of(in.ops[1].elems[0], Type::S32, false);
+        } else {
+          d.ops[3] = c.value(in.ops[i++], Type::U32);
+        }
         d.ops[2] = c.address(in.ops[i++]);
         if (tensor && i < nin && in.ops[i].kind == OperandKind::Vector) ++i;  // im2col offsets
         if (d.flags & F_MULTICAST) {
@@ -493,7 +551,12 @@ bool decode_sync(DecodeCtx& c, Mods& m, DInstr& d) {
         size_t i = 0;
         d.ops[0] = c.address(in.ops[i++]);
         d.ops[1] = c.address(in.ops[i++]);
-        if (!tensor) d.ops[2] = c.value(in.ops[i++], Type::U32);
+        if (tensor) {
+          if (in.ops[0].elems.empty()) c.fail("a tensor copy needs [tensorMap, {coordinates}]");
+          d.ops[5] = c.vector_of(in.ops[0].elems[0], Type::S32, false);
+        } else {
+          d.ops[2] = c.value(in.ops[i++], Type::U32);
+        }
         if (hint) {
           if (i >= nin) c.fail(".L2::cache_hint needs a cache policy operand");
           c.value(in.ops[i++], Type::B64);

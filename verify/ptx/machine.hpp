@@ -67,11 +67,24 @@ class Warp {
   bool step(SyncRequest& req, double now_ns, uint64_t budget = 4096);
   // The engine's answer to the last request that takes one (MbarTryWait / MbarTestWait: 1 passed,
   // 0 not; MbarArrive: the token; NamedRed: the reduced value). Writes the request's destination for
-  // the lanes that issued it.
+  // the lanes that issued it; ignored for a request that takes none, or when it comes twice.
+  //   MbarTryWait: the predicate is already true when the request is returned (the engine resumes
+  //     the warp once the phase passed); answer(0) makes it false.
+  //   MbarArrive: the token is what the kernel's state register holds; a later wait on that token
+  //     (try_wait / test_wait without .parity) waits on its bit 0 as the phase parity.
+  //   NamedRed (bar.red): the request's c is how many of this warp's lanes hold a true predicate;
+  //     the answer is the sum of c over the warps that took part: .popc gets the sum, .and holds when
+  //     it reaches the participating threads (b, or the CTA's), .or when it is not zero.
+  // Request shapes (sync.hpp): lanes with the same mbarrier (and count / parity) are one request with
+  // `lanes` of them (a = their summed count for arrivals, expect_tx and complete_tx);
+  // mbarrier.arrive.expect_tx is one request per lane; a bulk or TMA copy is one request per distinct
+  // copy the lanes name (ptxas issues those on the uniform datapath: a whole warp issuing one TMA
+  // store stores once), `lanes` = how many lanes named it.
   void answer(uint64_t value);
   const KernelFault* fault() const;
   uint64_t instructions() const;   // executed, warp-level (one per instruction, not per lane)
-  // Where the warp is: the function and instruction it executes next (or last executed).
+  // Where the warp is: the function and instruction it executed last (for a warp blocked on a request,
+  // the instruction that made it; the entry's first instruction before it ran).
   uint32_t function() const;
   uint32_t instr() const;
   // Host memory the warp holds: its register chunks, local memory, stacks (not the CTA's shared memory
@@ -98,5 +111,7 @@ uint64_t shared_bytes_per_cta(const GridState& grid);
 // Memory access for the front end (tests, reports): read/write bytes at a generic address.
 bool read_memory(const GridState& grid, uint32_t cta, uint64_t generic_addr, void* out, uint64_t bytes);
 uint64_t shared_window_base();   // generic address of shared::cta offset 0 (docs/ptx.md)
+// The whole address map (global buffers, the shared / local / param / const windows, module .global
+// variables) is described at the top of verify/ptx/machine_impl.hpp.
 
 }  // namespace pipesim::ptx

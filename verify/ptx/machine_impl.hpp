@@ -82,6 +82,7 @@ struct DOp {
   uint8_t bits = 64;         // Reg (and Addr with a register base): the register's width
   uint8_t sreg = 0, comp = 0;  // Special: SpecialReg and component
   bool frame_rel = false;    // Sym (and Addr with a symbol base): address relative to the frame's local base
+  bool to_generic = false;   // Addr with a .shared symbol base in a generic access: the symbol's generic address
   uint32_t idx = 0;          // Reg/Addr-reg: value slot; Pred: predicate index; Sym/Addr-sym: symbol;
                              // Vec: first element in DFunction::pool; Label: instruction index
   uint32_t count = 0;        // Vec: number of elements
@@ -294,12 +295,14 @@ struct Exec {
   uint32_t carry = 0;                 // .cc carry flag per lane
   bool need_resolve = true;
   bool dead = false;
+  bool released = false;              // exited: registers, local memory and the CTA's share given back
   std::vector<StackEntry> stack;
   std::vector<Frame> frames;
   Frame* frame = nullptr;
   const DFunction* fn = nullptr;
   const DInstr* cur = nullptr;
-  uint32_t cur_pc = 0;
+  uint32_t cur_pc = 0;                // the instruction executing (or executed last) and its function
+  uint32_t cur_fn = 0;
   // Local memory: lane-major, `local_cap` bytes per lane.
   std::vector<uint8_t> local;
   uint64_t local_cap = 0;
@@ -311,9 +314,9 @@ struct Exec {
   std::vector<std::unique_ptr<uint64_t[]>> chunk_store;
   std::vector<uint64_t*> free_chunks;
   // Requests waiting to be returned by step(), and the one answer() applies to.
-  std::vector<PendingRequest> pending;
+  std::vector<PendingRequest> pending;  // kept until the next step() (answer() reads the last one)
   size_t pending_head = 0;
-  PendingRequest last;
+  int64_t last = -1;                    // the request step() returned last, if it takes an answer
   KernelFault fault;
   bool has_fault = false;
   uint64_t executed = 0;
@@ -370,7 +373,7 @@ struct Exec {
       base = reg(a.idx)[lane];
       if (a.bits < 64) base &= (uint64_t{1} << a.bits) - 1;
     } else if (a.base == AddrBase::Sym) {
-      base = sym_value(a);
+      base = sym_value(a) + (a.to_generic ? kSharedWindow : 0);
     }
     return base + static_cast<uint64_t>(a.imm);
   }

@@ -53,6 +53,7 @@ struct PtxProgram final : sim::ExternalProgram {
   Launch launch;
   std::vector<uint32_t> site_base;  // per function of the module: its first instruction's site
   uint32_t warps_per_cta = 1;
+  std::string trace_warp;  // PIPESIM_PTX_TRACE: "CTA:WARP" whose requests go to stderr
   std::unique_ptr<sim::ExternalRun> start_run(const model::Timing& timing) const override;
 };
 
@@ -60,13 +61,14 @@ class PtxRun;
 
 class PtxWarp final : public sim::ExternalWarp {
  public:
-  PtxWarp(PtxRun& run, Warp warp, int cta, int32_t rank, uint32_t w) : run_(run), warp_(std::move(warp)), cta_(cta), rank_(rank), warp_id_(w) {}
+  PtxWarp(PtxRun& run, Warp warp, int cta, int32_t rank, uint32_t w);
   bool next(sim::Op& op, double now_ns) override;
   void answer(int64_t value) override {
     if (awaiting_ == Awaiting::Engine) warp_.answer(static_cast<uint64_t>(value));
     awaiting_ = Awaiting::None;
   }
   uint32_t site() const override;
+  uint64_t instructions() const override { return warp_.instructions(); }
   std::pair<std::string, std::string> fault() const override {
     const KernelFault* f = warp_.fault();
     if (!f) return {"kernel_fault", "the kernel trapped"};
@@ -81,9 +83,11 @@ class PtxWarp final : public sim::ExternalWarp {
   sim::BarRef bar(uint64_t address);
   PtxRun& run_;
   Warp warp_;
+  void trace(const SyncRequest& r, double now_ns) const;
   int cta_;
   int32_t rank_;
   uint32_t warp_id_;
+  bool traced_ = false;  // PIPESIM_PTX_TRACE=CTA:WARP names this warp
   Awaiting awaiting_ = Awaiting::None;
 };
 
@@ -151,6 +155,19 @@ std::unique_ptr<sim::ExternalRun> PtxProgram::start_run(const model::Timing& tim
   return std::make_unique<PtxRun>(*this, timing);
 }
 
+PtxWarp::PtxWarp(PtxRun& run, Warp warp, int cta, int32_t rank, uint32_t w)
+    : run_(run), warp_(std::move(warp)), cta_(cta), rank_(rank), warp_id_(w) {
+  const std::string& t = run_.program().trace_warp;
+  traced_ = !t.empty() && t == std::to_string(cta) + ":" + std::to_string(w);
+}
+
+// A debugging aid (docs/ptx.md): every request of one warp on stderr, with its PTX line and time.
+void PtxWarp::trace(const SyncRequest& r, double now_ns) const {
+  std::fprintf(stderr, "%.1f ns CTA %d warp %u: request %d, lanes %u, barrier 0x%llx, a %lld, b %lld, PTX line %u\n", now_ns, cta_,
+               warp_id_, static_cast<int>(r.kind), r.lanes, static_cast<unsigned long long>(r.bar), static_cast<long long>(r.a),
+               static_cast<long long>(r.b), run_.program().module->functions[r.function].body[r.instr].pos.line);
+}
+
 uint32_t PtxWarp::site() const { return run_.program().site_base[warp_.function()] + warp_.instr(); }
 
 sim::BarRef PtxWarp::bar(uint64_t address) {
@@ -170,10 +187,7 @@ bool PtxWarp::next(sim::Op& op, double now_ns) {
   while (warp_.step(r, now_ns)) {
     op = sim::Op{};
     op.site = run_.program().site_base[r.function] + r.instr;
-    if (const char* t = std::getenv("PIPESIM_DEBUG_WARP"); t && std::to_string(cta_) + ":" + std::to_string(warp_id_) == t && r.kind != SyncKind::Compute)
-      std::fprintf(stderr, "%.1f cta %d warp %u: kind %d lanes %u bar %llx a %lld b %lld line %u\n", now_ns, cta_, warp_id_, static_cast<int>(r.kind), r.lanes,
-                   static_cast<unsigned long long>(r.bar), static_cast<long long>(r.a), static_cast<long long>(r.b),
-                   run_.program().module->functions[r.function].body[r.instr].pos.line);
+    if (traced_ && r.kind != SyncKind::Compute) trace(r, now_ns);
     if (convert(r, op)) return true;
   }
   return false;
@@ -340,6 +354,7 @@ sim::Kernel make_kernel(std::shared_ptr<const Module> module, const Launch& laun
   prog->arch = arch;
   prog->launch = launch;
   prog->warps_per_cta = (launch.threads() + 31) / 32;
+  if (const char* t = std::getenv("PIPESIM_PTX_TRACE")) prog->trace_warp = t;
 
   sim::Kernel k;
   k.name = demangle(entry->name);

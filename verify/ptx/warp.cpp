@@ -37,7 +37,7 @@ void Exec::kernel_fault(const std::string& kind, const std::string& message) {
 PendingRequest& Exec::push_request(SyncKind kind) {
   PendingRequest& p = pending.emplace_back();
   p.req.kind = kind;
-  p.req.function = fn->index;
+  p.req.function = cur_fn;
   p.req.instr = cur_pc;
   return p;
 }
@@ -344,7 +344,7 @@ bool decode_control(DecodeCtx& c, Mods& m, DInstr& d) {
   }
   if (op == "call") {
     if (m.take("uni")) d.flags |= F_UNIFORM;
-    if (in.callee >= c.module.functions.size()) c.fail("indirect calls are not supported");
+    if (in.call_indirect || in.callee >= c.module.functions.size()) c.fail("indirect calls are not supported");
     const Function& callee = c.module.functions[in.callee];
     if (callee.is_extern && callee.name != "vprintf" && callee.name != "__assertfail")
       c.fail("calls the external function '" + callee.name + "', which the interpreter cannot run");
@@ -415,14 +415,35 @@ Warp::Warp(GridState& grid, const CtaPlace& place, uint32_t warp) : impl_(std::m
   x.local_top = entry.frame_bytes;
   push_frame(x, entry, x.valid, 0, nullptr);
   x.frame->stack_base = 0;
+  x.cur_fn = entry.index;
 }
 
+namespace {
+
+// A warp that has exited keeps nothing but its record (the engine holds every warp to the end of the
+// run): its registers and local memory go, and its CTA's shared memory once no warp of the CTA runs
+// (a peer reaching into it later finds zeros).
+void release(Exec& x) {
+  if (x.released) return;
+  x.released = true;
+  x.frames.clear();
+  x.frames.shrink_to_fit();
+  x.frame = nullptr;
+  x.free_chunks.clear();
+  x.chunk_store.clear();
+  std::vector<uint8_t>().swap(x.local);
+  x.local_cap = x.local_top = 0;
+  std::vector<StackEntry>().swap(x.stack);
+  GridState& g = *x.grid;
+  const uint32_t cta = x.place.cta;
+  if (cta < g.shared_users.size() && g.shared_users[cta] > 0 && --g.shared_users[cta] == 0) g.shared[cta].reset();
+  x.smem = nullptr;
+}
+
+}  // namespace
+
 Warp::~Warp() {
-  if (impl_ && impl_->grid) {
-    GridState& g = *impl_->grid;
-    const uint32_t cta = impl_->place.cta;
-    if (cta < g.shared_users.size() && g.shared_users[cta] > 0 && --g.shared_users[cta] == 0) g.shared[cta].reset();
-  }
+  if (impl_ && impl_->grid) release(*impl_);
 }
 Warp::Warp(Warp&&) noexcept = default;
 Warp& Warp::operator=(Warp&&) noexcept = default;
@@ -432,7 +453,7 @@ namespace {
 void emit_compute(Exec& x, SyncRequest& req) {
   req = SyncRequest{};
   req.kind = SyncKind::Compute;
-  req.function = x.fn->index;
+  req.function = x.cur_fn;
   req.instr = x.cur_pc;
   const double ns = static_cast<double>(x.since_request) * x.grid->instruction_ns;
   req.a = std::max<int64_t>(1, std::llround(ns));
@@ -440,19 +461,21 @@ void emit_compute(Exec& x, SyncRequest& req) {
 }
 
 void take_pending(Exec& x, SyncRequest& req) {
-  x.last = x.pending[x.pending_head++];
-  req = x.last.req;
-  if (x.pending_head == x.pending.size()) {
-    x.pending.clear();
-    x.pending_head = 0;
-  }
+  const PendingRequest& p = x.pending[x.pending_head];
+  x.last = p.answer == AnswerKind::None ? -1 : static_cast<int64_t>(x.pending_head);
+  req = p.req;
+  ++x.pending_head;
 }
 
 }  // namespace
 
 bool Warp::step(SyncRequest& req, double now_ns, uint64_t budget) {
   Exec& x = *impl_;
-  x.last.answer = AnswerKind::None;
+  x.last = -1;
+  if (x.pending_head == x.pending.size() && x.pending_head != 0) {  // every one returned (and answered)
+    x.pending.clear();
+    x.pending_head = 0;
+  }
   if (x.pending_head < x.pending.size()) {
     take_pending(x, req);
     return true;
@@ -465,6 +488,7 @@ bool Warp::step(SyncRequest& req, double now_ns, uint64_t budget) {
     for (;;) {
       if (x.need_resolve && !resolve(x)) {
         x.dead = true;
+        release(x);
         if (x.since_request > 0) {
           emit_compute(x, req);
           return true;
@@ -475,6 +499,7 @@ bool Warp::step(SyncRequest& req, double now_ns, uint64_t budget) {
       const DInstr& in = x.fn->code[e.pc];
       x.cur = &in;
       x.cur_pc = e.pc;
+      x.cur_fn = x.fn->index;
       uint32_t m = x.active;
       if (in.guard >= 0) {
         const uint32_t g = x.frame->preds[static_cast<uint32_t>(in.guard)];
@@ -506,13 +531,15 @@ bool Warp::step(SyncRequest& req, double now_ns, uint64_t budget) {
   } catch (const KernelFaultSignal& f) {
     x.dead = true;
     x.has_fault = true;
-    x.fault.function = x.fn->index;
+    x.fault.function = x.cur_fn;
     x.fault.instr = x.cur_pc;
     x.fault.kind = f.kind;
     x.fault.message = f.message;
     x.pending.clear();
     x.pending_head = 0;
+    x.last = -1;
     x.push_request(SyncKind::Trap);
+    release(x);
     if (x.since_request > 0) {
       emit_compute(x, req);
       return true;
@@ -524,7 +551,9 @@ bool Warp::step(SyncRequest& req, double now_ns, uint64_t budget) {
 
 void Warp::answer(uint64_t value) {
   Exec& x = *impl_;
-  PendingRequest& p = x.last;
+  if (x.last < 0) return;
+  PendingRequest& p = x.pending[static_cast<size_t>(x.last)];
+  x.last = -1;
   switch (p.answer) {
     case AnswerKind::None: return;
     case AnswerKind::Token:
@@ -563,11 +592,9 @@ bool Warp::done() const { return impl_->dead && impl_->pending_head >= impl_->pe
 
 const KernelFault* Warp::fault() const { return impl_->has_fault ? &impl_->fault : nullptr; }
 uint64_t Warp::instructions() const { return impl_->executed; }
-uint32_t Warp::function() const { return impl_->fn ? impl_->fn->index : 0; }
-uint32_t Warp::instr() const {
-  const Exec& x = *impl_;
-  if (!x.dead && !x.stack.empty() && x.stack.size() > x.frame->stack_base) return x.stack.back().pc;
-  return x.cur_pc;
-}
+// The instruction the warp executed last (a blocked warp: the instruction that blocks it), or the
+// entry's first before it ran.
+uint32_t Warp::function() const { return impl_->cur_fn; }
+uint32_t Warp::instr() const { return impl_->cur_pc; }
 
 }  // namespace pipesim::ptx
