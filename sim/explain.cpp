@@ -237,8 +237,9 @@ void explain_hang(HangInput& in) {
     // known, so say what every other live warp of the cluster is doing.
     if (k.external && w.wait != WaitKind::Tmem) {
       for (int j : candidates) {
-        if (j == i) continue;
         const auto& x = in.warps[static_cast<size_t>(j)];
+        // Warps in this warp's own situation (the same wait at the same place) are its group, not news.
+        if (j == i || (x.wait == w.wait && x.op.site == w.op.site && key_of_wait(k, in, x) == key)) continue;
         const bool same = x.cta == w.cta;
         std::string what = x.wait != WaitKind::None ? "blocked at " + line_of(k, x.op.site) + " on " + waits_on(k, x, in.result)
                                                     : "running at " + line_of(k, x.op.site);

@@ -3,6 +3,8 @@
 #include "sim/lowering.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -19,13 +21,48 @@ std::string site_ref(const sim::Kernel& k, uint32_t site) {
   return fmt::format("{}:{}:{}", k.file, s.loc.line, s.loc.col);
 }
 
+std::string trimmed(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  const size_t e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+// Line `line` of a file (the kernel's own source, for PTX sites), "" where it cannot be read.
+std::string file_line(const std::string& path, uint32_t line) {
+  static std::map<std::string, std::vector<std::string>> cache;
+  auto [it, fresh] = cache.try_emplace(path);
+  if (fresh) {
+    std::ifstream in(path);
+    for (std::string l; std::getline(in, l);) it->second.push_back(l);
+  }
+  return line >= 1 && line <= it->second.size() ? trimmed(it->second[line - 1]) : std::string();
+}
+
 std::string source_line(const sim::Kernel& k, uint32_t site) {
   if (site >= k.sites.size()) return {};
   const uint32_t line = k.sites[site].loc.line;
   if (line == 0 || line > k.lines.size()) return {};
-  std::string s = k.lines[line - 1];
-  const size_t b = s.find_first_not_of(' ');
-  return b == std::string::npos ? std::string() : s.substr(b);
+  return trimmed(k.lines[line - 1]);
+}
+
+// For a PTX site with line info, the kernel author's line: the call where a helper was called
+// ("a.cu:43:3, called at a.cu:72:9" gives line 72 of a.cu), else the position itself.
+std::string origin_line(const sim::Kernel& k, uint32_t site) {
+  if (site >= k.sites.size() || k.sites[site].origin.empty()) return {};
+  std::string pos = k.sites[site].origin;
+  if (const size_t c = pos.rfind("called at "); c != std::string::npos) pos = pos.substr(c + 10);
+  // path:line:col (the path may hold ':')
+  const size_t c2 = pos.rfind(':'), c1 = c2 == std::string::npos ? c2 : pos.rfind(':', c2 - 1);
+  if (c1 == std::string::npos) return {};
+  return file_line(pos.substr(0, c1), static_cast<uint32_t>(std::strtoul(pos.c_str() + c1 + 1, nullptr, 10)));
+}
+
+// The lines under a site: the kernel author's source line where known, then the file's own.
+std::string site_lines(const sim::Kernel& k, uint32_t site) {
+  std::string out;
+  if (auto o = origin_line(k, site); !o.empty()) out += "  | " + o + "\n";
+  if (auto s = source_line(k, site); !s.empty()) out += (k.external ? "  | PTX: " : "  | ") + s + "\n";
+  return out;
 }
 
 std::string role_name(const sim::Kernel& k, int role) {
@@ -98,7 +135,7 @@ std::string human_report(const CheckResult& r) {
     out += fmt::format("{}: {}: [{}] {}\n", site_ref(k, f.site), f.fatal ? "error" : "warning", f.kind, f.message);
     if (f.cta >= 0 && f.warp >= 0) out += fmt::format("  in CTA {} warp {}{}\n", f.cta, f.warp, role_suffix(k, sim::role_of_warp(k, f.warp)));
     else if (f.cta >= 0) out += fmt::format("  in CTA {}\n", f.cta);
-    if (auto src = source_line(k, f.site); !src.empty()) out += "  | " + src + "\n";
+    out += site_lines(k, f.site);
     for (const std::string& n : f.notes) out += "  note: " + n + "\n";
   }
 
@@ -118,7 +155,7 @@ std::string human_report(const CheckResult& r) {
     for (const sim::HangGroup& g : h.groups) {
       out += fmt::format("{}: {}{} {} on {}\n", site_ref(k, g.site), members_text(g.members), role_suffix(k, g.role),
                          std::any_of(g.members.begin(), g.members.end(), [&](auto& m) { return m.second != g.members.front().second; }) ? "wait" : "waits", g.waits_on);
-      if (auto src = source_line(k, g.site); !src.empty()) out += "  | " + src + "\n";
+      out += site_lines(k, g.site);
       if (g.state)
         out += fmt::format("  barrier: phase {} (parity {}), pending {} of {}, tx {}\n", g.state->completed,
                            g.state->completed & 1, g.state->pending, g.state->expected, g.state->tx);
