@@ -19,7 +19,7 @@ Key key_of(WaitKind k, int place, uint64_t id) {
 std::string line_of(const Kernel& k, uint32_t site) {
   if (site >= k.sites.size()) return "?";
   const Site& s = k.sites[site];
-  if (!s.origin.empty()) return s.origin + " (PTX line " + std::to_string(s.loc.line) + ", " + s.what + ")";
+  if (!s.origin.empty()) return short_origin(s.origin) + " (PTX line " + std::to_string(s.loc.line) + ", " + s.what + ")";
   return "line " + std::to_string(s.loc.line) + " (" + s.what + ")";
 }
 
@@ -131,6 +131,23 @@ void static_arrivers(const Kernel& k, uint32_t array, const std::vector<Stmt>& b
 }
 
 }  // namespace
+
+std::string short_origin(const std::string& origin) {
+  static const std::string kInclude = "/include/";
+  std::string out;
+  size_t at = 0;
+  while (at < origin.size()) {
+    // One position per ", called at " piece: cut its path after the last "/include/".
+    size_t end = origin.find(", called at ", at);
+    if (end == std::string::npos) end = origin.size();
+    std::string piece = origin.substr(at, end - at);
+    if (const size_t inc = piece.rfind(kInclude); inc != std::string::npos) piece = piece.substr(inc + kInclude.size());
+    out += piece;
+    if (end < origin.size()) out += ", called at ";
+    at = end == origin.size() ? end : end + 12;
+  }
+  return out;
+}
 
 void explain_hang(HangInput& in) {
   const Kernel& k = in.kernel;

@@ -34,4 +34,9 @@ struct HangInput {
 
 void explain_hang(HangInput& in);
 
+// A site's source position for people: a header path is shown from its include root, as compilers
+// name headers ("…/site-packages/cutlass_library/source/include/cutlass/arch/barrier.h:424:15" reads
+// "cutlass/arch/barrier.h:424:15"). Site::origin itself keeps the whole path.
+std::string short_origin(const std::string& origin);
+
 }  // namespace pipesim::sim

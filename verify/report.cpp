@@ -1,5 +1,6 @@
 #include "verify/report.hpp"
 
+#include "sim/explain.hpp"
 #include "sim/lowering.hpp"
 
 #include <algorithm>
@@ -17,7 +18,7 @@ namespace {
 std::string site_ref(const sim::Kernel& k, uint32_t site) {
   if (site >= k.sites.size()) return k.file;
   const sim::Site& s = k.sites[site];
-  if (!s.origin.empty()) return fmt::format("{}: {}:{}:{}", s.origin, k.file, s.loc.line, s.loc.col);
+  if (!s.origin.empty()) return fmt::format("{}: {}:{}:{}", sim::short_origin(s.origin), k.file, s.loc.line, s.loc.col);
   return fmt::format("{}:{}:{}", k.file, s.loc.line, s.loc.col);
 }
 

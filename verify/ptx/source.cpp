@@ -326,11 +326,12 @@ std::string source_position(const Module& module, const SourcePos& src) {
   };
   while (in_toolkit(f) && f.caller >= 0) f = module.inline_frames[static_cast<size_t>(f.caller)];
   std::string out = position(module, f.file, f.line, f.col);
-  if (f.caller >= 0) {
-    // The helper's caller, unless that is the entry itself (a kernel whose body is one call to the
-    // function that holds the line: its call adds nothing).
-    const InlineFrame& up = module.inline_frames[static_cast<size_t>(f.caller)];
-    if (up.caller >= 0) out += ", called at " + position(module, up.file, up.line, up.col);
+  // Then each caller up the chain, but not the outermost: that is the entry's own body, one call to
+  // the function that holds the kernel (a __global__ wrapper, CUTLASS's device_kernel).
+  for (int hops = 0; f.caller >= 0 && hops < 8; ++hops) {
+    f = module.inline_frames[static_cast<size_t>(f.caller)];
+    if (f.caller < 0) break;
+    out += ", called at " + position(module, f.file, f.line, f.col);
   }
   return out;
 }
