@@ -76,28 +76,28 @@ const std::map<std::string, Want>& wants() {
   static const std::map<std::string, Want> w = {
       // The producer's first producer_acquire (PipelineTmaAsync, called from the mainloop's load) waits
       // on an empty barrier no consumer has released.
-      {"producer_start_phase0", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:374"}},
+      {"producer_start_phase0", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:374", ""}},
       // Consumers starting at phase 1 pass their first full-barrier wait at once and release a stage
       // whose bytes are still expected: the producer's next arrive.expect_tx finds no arrival pending.
-      {"consumer_start_phase1", {sim::Verdict::Error, "pending_underflow", "sm90_pipeline.hpp"}},
+      {"consumer_start_phase1", {sim::Verdict::Error, "pending_underflow", "sm90_pipeline.hpp", ""}},
       // A tile's expect_tx larger than its copies: the consumers wait at consumer_wait for bytes.
-      {"expect_tx_plus_tile", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:486"}},
+      {"expect_tx_plus_tile", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:486", ""}},
       // Smaller: the phase completes before the last copy lands (reported at the copy).
-      {"expect_tx_minus_tile", {sim::Verdict::Error, "early_completion", "copy_sm90_tma.hpp"}},
+      {"expect_tx_minus_tile", {sim::Verdict::Error, "early_completion", "copy_sm90_tma.hpp", ""}},
       // The epilogue's named barrier counts one warp more than take part.
-      {"epilogue_named_barrier_plus_warp", {sim::Verdict::Hang, "", "sm90_epilogue_tma_warpspecialized.hpp:711"}},
+      {"epilogue_named_barrier_plus_warp", {sim::Verdict::Hang, "", "sm90_epilogue_tma_warpspecialized.hpp:711", ""}},
       // One warp uses the epilogue's named barrier with another count.
-      {"epilogue_named_barrier_mismatch", {sim::Verdict::Error, "named_count_mismatch", "sm90_epilogue_tma_warpspecialized.hpp:737"}},
+      {"epilogue_named_barrier_mismatch", {sim::Verdict::Error, "named_count_mismatch", "sm90_epilogue_tma_warpspecialized.hpp:737", ""}},
       // Consumers skip their last release: the producer's load_tail waits for the stage.
-      {"consumer_skips_release_last_tile", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:407"}},
+      {"consumer_skips_release_last_tile", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:407", ""}},
       // mma_tail skips its releases: the producer's next producer_acquire waits.
-      {"consumer_skips_tail_release", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:374"}},
+      {"consumer_skips_tail_release", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:374", ""}},
       // Only the producer warp group arrives on the cluster barrier: everyone waits at cluster_wait.
-      {"cluster_arrive_producer_only", {sim::Verdict::Hang, "", "sm90_gemm_tma_warpspecialized_cooperative.hpp:505"}},
+      {"cluster_arrive_producer_only", {sim::Verdict::Hang, "", "sm90_gemm_tma_warpspecialized_cooperative.hpp:505", ""}},
       // The empty barriers count one consumer arrival more than the multicast fan-in gives.
-      {"multicast_arrival_count_plus_one", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:374"}},
+      {"multicast_arrival_count_plus_one", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:374", ""}},
       // The producer skips every other tile the scheduler gives it: consumers wait for its loads.
-      {"producer_skips_alternate_tiles", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:486"}},
+      {"producer_skips_alternate_tiles", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:486", ""}},
       // Ping-pong: a math warp group skips its arrive on the ordered barrier after its mainloop. Its
       // stage index then lags, later waits pass on phases already consumed, both warp groups consume
       // and release one stage, and the producer's arrive.expect_tx finds no arrival pending while the
