@@ -196,33 +196,38 @@ TEST(PtxCheckBadInput, UnknownEntryNamesTheEntries) {
   EXPECT_NE(r.diagnostic.find("pipeline_ok"), std::string::npos) << r.diagnostic;
 }
 
-TEST(PtxCheckBadInput, UnsupportedInstructionIsNeverSkipped) {
+// pipeline.ptx with `line` inserted before its first bar.sync, checked: the result, the file, and the
+// line number the inserted line has in it.
+struct Inserted {
+  CheckResult result;
+  std::string path;
+  size_t line = 0;
+};
+Inserted check_with_line_inserted(const std::string& line, const std::string& file_name) {
   std::string text = read(kPtx);
   const size_t at = text.find("\tbar.sync \t0;");
-  ASSERT_NE(at, std::string::npos);
-  text.insert(at, "\tfrobnicate.b32 \t%r1, %r1;\n");
-  const std::string p = temp_file("pipesim_unsupported.ptx", text);
+  EXPECT_NE(at, std::string::npos);
+  text.insert(at, line + "\n");
+  Inserted in;
+  in.path = temp_file(file_name, text);
+  in.line = static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
   CheckOptions o;
   o.launch = kLaunch;
-  const CheckResult r = check_file(p, o);
-  ASSERT_TRUE(r.bad_input);
-  const size_t line = static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
-  EXPECT_NE(r.diagnostic.find(p + ":" + std::to_string(line) + ":"), std::string::npos) << r.diagnostic;
-  EXPECT_NE(r.diagnostic.find("frobnicate"), std::string::npos) << r.diagnostic;
+  in.result = check_file(in.path, o);
+  return in;
+}
+
+TEST(PtxCheckBadInput, UnsupportedInstructionIsNeverSkipped) {
+  const Inserted in = check_with_line_inserted("\tfrobnicate.b32 \t%r1, %r1;", "pipesim_unsupported.ptx");
+  ASSERT_TRUE(in.result.bad_input);
+  EXPECT_NE(in.result.diagnostic.find(in.path + ":" + std::to_string(in.line) + ":"), std::string::npos) << in.result.diagnostic;
+  EXPECT_NE(in.result.diagnostic.find("frobnicate"), std::string::npos) << in.result.diagnostic;
 }
 
 TEST(PtxCheckBadInput, MalformedPtxNamesItsPosition) {
-  std::string text = read(kPtx);
-  const size_t at = text.find("\tbar.sync \t0;");
-  ASSERT_NE(at, std::string::npos);
-  text.insert(at, "\tmov.u32 \t%nosuchreg, 1;\n");
-  const std::string p = temp_file("pipesim_malformed.ptx", text);
-  CheckOptions o;
-  o.launch = kLaunch;
-  const CheckResult r = check_file(p, o);
-  ASSERT_TRUE(r.bad_input);
-  const size_t line = static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
-  EXPECT_NE(r.diagnostic.find(p + ":" + std::to_string(line) + ":"), std::string::npos) << r.diagnostic;
+  const Inserted in = check_with_line_inserted("\tmov.u32 \t%nosuchreg, 1;", "pipesim_malformed.ptx");
+  ASSERT_TRUE(in.result.bad_input);
+  EXPECT_NE(in.result.diagnostic.find(in.path + ":" + std::to_string(in.line) + ":"), std::string::npos) << in.result.diagnostic;
 }
 
 TEST(PtxCheckBadInput, MissingParameterIsAnError) {

@@ -6,16 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake make g++ libboost-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
           libcli11-dev libfmt-dev nlohmann-json3-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "pipesim: installing ${missing[*]}" >&2
-  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+tools/install_packages.sh "${packages[@]}"
 
 build="${1:-build}"; shift || true
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null

@@ -36,9 +36,14 @@ fi
 
 if [[ ! -x "$venv/bin/python" ]]; then
   echo "setup_venv: creating $venv" >&2
+  # Debian's python3 needs python3-venv for this (installed where missing, as tools/setup.sh does).
   if ! python3 -m venv "$venv" >&2; then
-    echo "setup_venv: 'python3 -m venv' failed (on Debian: apt-get install python3-venv)" >&2
-    exit 1
+    rm -rf "$venv"
+    "$(dirname "$0")/../install_packages.sh" python3-venv
+    if ! python3 -m venv "$venv" >&2; then
+      echo "setup_venv: 'python3 -m venv' failed even with python3-venv installed" >&2
+      exit 1
+    fi
   fi
 fi
 
