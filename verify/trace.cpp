@@ -1,5 +1,7 @@
 #include "verify/trace.hpp"
 
+#include "sim/explain.hpp"
+
 #include "verify/report.hpp"
 
 #include <algorithm>
@@ -70,6 +72,11 @@ std::string site_args(const sim::Kernel& k, uint32_t site, bool with_line) {
     if (!out.empty()) out += ',';
     out += "\"op\":";
     out += json_quote(s.what);
+  }
+  if (!s.origin.empty()) {  // a PTX instruction: where the kernel's own source has it
+    if (!out.empty()) out += ',';
+    out += "\"source\":";
+    out += json_quote(sim::short_origin(s.origin));
   }
   return out;
 }
