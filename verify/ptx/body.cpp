@@ -266,13 +266,7 @@ void ModuleParser::reg_decl() {
   Type type = Type::None;
   while (lex_.peek().kind == TokKind::Dir) {
     const Token a = lex_.next();
-    if ((a.text == ".v2" || a.text == ".v4") && type == Type::None) {
-      width = static_cast<uint32_t>(a.text[2] - '0');
-    } else if (const Type ty = parse_type(std::string(a.text.substr(1))); ty != Type::None && type == Type::None) {
-      type = ty;
-    } else {
-      fail(a.pos, "unexpected " + describe(a) + " in a register declaration");
-    }
+    if (!vector_or_type(a, false, width, type)) fail(a.pos, "unexpected " + describe(a) + " in a register declaration");
   }
   if (type == Type::None)
     fail(lex_.peek().pos, "expected a register type such as '.b32', found " + describe(lex_.peek()));

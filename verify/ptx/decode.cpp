@@ -332,30 +332,24 @@ void layout_function(const Function& f, DFunction& df, Program& prog) {
     prog.add_symbol(s);
   }
   if (!f.is_entry) {
-    for (size_t i = 0; i < f.params.size(); ++i) {
-      off = align_up(off, param_align(f.params[i]));
-      df.param_offset.push_back(off);
-      df.param_bytes.push_back(static_cast<uint32_t>(f.params[i].bytes()));
-      SymInfo s;
-      s.kind = SymKind::Frame;
-      s.addr = off;
-      s.bytes = f.params[i].bytes();
-      s.name = f.name + "::param#" + std::to_string(i);
-      prog.add_symbol(s);
-      off += std::max<uint64_t>(f.params[i].bytes(), 1);
-    }
-    for (size_t i = 0; i < f.returns.size(); ++i) {
-      off = align_up(off, param_align(f.returns[i]));
-      df.return_offset.push_back(off);
-      df.return_bytes.push_back(static_cast<uint32_t>(f.returns[i].bytes()));
-      SymInfo s;
-      s.kind = SymKind::Frame;
-      s.addr = off;
-      s.bytes = f.returns[i].bytes();
-      s.name = f.name + "::ret#" + std::to_string(i);
-      prog.add_symbol(s);
-      off += std::max<uint64_t>(f.returns[i].bytes(), 1);
-    }
+    // Params then returns, each a frame slot laid out the same way; only the tag differs.
+    auto frame_slots = [&](const std::vector<Param>& list, const char* tag, std::vector<uint64_t>& offsets,
+                           std::vector<uint32_t>& sizes) {
+      for (size_t i = 0; i < list.size(); ++i) {
+        off = align_up(off, param_align(list[i]));
+        offsets.push_back(off);
+        sizes.push_back(static_cast<uint32_t>(list[i].bytes()));
+        SymInfo s;
+        s.kind = SymKind::Frame;
+        s.addr = off;
+        s.bytes = list[i].bytes();
+        s.name = f.name + "::" + tag + "#" + std::to_string(i);
+        prog.add_symbol(s);
+        off += std::max<uint64_t>(list[i].bytes(), 1);
+      }
+    };
+    frame_slots(f.params, "param", df.param_offset, df.param_bytes);
+    frame_slots(f.returns, "ret", df.return_offset, df.return_bytes);
   } else {
     uint64_t poff = 0;
     for (size_t i = 0; i < f.params.size(); ++i) {

@@ -122,40 +122,30 @@ struct FSin { template <class V> static V apply(V a) { return std::sin(a); } };
 struct FCos { template <class V> static V apply(V a) { return std::cos(a); } };
 struct FTanh { template <class V> static V apply(V a) { return std::tanh(a); } };
 
-template <class F>
-ExecFn pick_unary(Type t) {
+// The handler for the register format of `t`: `pick(Fmt{})` for the format's tag; nullptr where `t` is
+// not a format of this file. One table for the unary, binary and fma handlers.
+template <class Pick>
+ExecFn by_format(Type t, Pick pick) {
   switch (t) {
-    case Type::F32: return &float_unary<FmtF32, F>;
-    case Type::F64: return &float_unary<FmtF64, F>;
-    case Type::F16: return &float_unary<FmtF16, F>;
-    case Type::BF16: return &float_unary<FmtBF16, F>;
-    case Type::F16x2: return &float_unary<FmtF16x2, F>;
-    case Type::BF16x2: return &float_unary<FmtBF16x2, F>;
+    case Type::F32: return pick(FmtF32{});
+    case Type::F64: return pick(FmtF64{});
+    case Type::F16: return pick(FmtF16{});
+    case Type::BF16: return pick(FmtBF16{});
+    case Type::F16x2: return pick(FmtF16x2{});
+    case Type::BF16x2: return pick(FmtBF16x2{});
     default: return nullptr;
   }
+}
+template <class F>
+ExecFn pick_unary(Type t) {
+  return by_format(t, []<class Fmt>(Fmt) -> ExecFn { return &float_unary<Fmt, F>; });
 }
 template <class F>
 ExecFn pick_binary(Type t) {
-  switch (t) {
-    case Type::F32: return &float_binary<FmtF32, F>;
-    case Type::F64: return &float_binary<FmtF64, F>;
-    case Type::F16: return &float_binary<FmtF16, F>;
-    case Type::BF16: return &float_binary<FmtBF16, F>;
-    case Type::F16x2: return &float_binary<FmtF16x2, F>;
-    case Type::BF16x2: return &float_binary<FmtBF16x2, F>;
-    default: return nullptr;
-  }
+  return by_format(t, []<class Fmt>(Fmt) -> ExecFn { return &float_binary<Fmt, F>; });
 }
 ExecFn pick_fma(Type t) {
-  switch (t) {
-    case Type::F32: return &float_fma<FmtF32>;
-    case Type::F64: return &float_fma<FmtF64>;
-    case Type::F16: return &float_fma<FmtF16>;
-    case Type::BF16: return &float_fma<FmtBF16>;
-    case Type::F16x2: return &float_fma<FmtF16x2>;
-    case Type::BF16x2: return &float_fma<FmtBF16x2>;
-    default: return nullptr;
-  }
+  return by_format(t, []<class Fmt>(Fmt) -> ExecFn { return &float_fma<Fmt>; });
 }
 
 // testp.op.type p, a

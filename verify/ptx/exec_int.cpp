@@ -285,37 +285,25 @@ void exec_shf(Exec& x, const DInstr& in) {
   });
 }
 // dp4a.atype.btype d, a, b, c / dp2a.{lo,hi}.atype.btype: integer dot products accumulated into c.
-void exec_dp4a(Exec& x, const DInstr& in) {
+// c plus N products of a's ABits-wide fields with b's bytes from byte `b_first` on (dp2a.hi: byte 2).
+template <uint32_t N, uint32_t ABits>
+void dot_accumulate(Exec& x, const DInstr& in, uint32_t b_first) {
   const auto a = x.src(in.ops[1], 0), b = x.src(in.ops[2], 1), c = x.src(in.ops[3], 2);
   uint64_t* d = x.dst(in.ops[0]);
   const bool as = is_signed(in.type), bs = is_signed(in.type2);
   for_lanes(x.mask, [&](uint32_t l) {
     int64_t sum = static_cast<int32_t>(c[l]);
-    for (uint32_t i = 0; i < 4; ++i) {
-      const uint64_t ab = (a[l] >> (8 * i)) & 0xffu, bb = (b[l] >> (8 * i)) & 0xffu;
-      const int64_t av = as ? static_cast<int64_t>(sext(ab, 8)) : static_cast<int64_t>(ab);
+    for (uint32_t i = 0; i < N; ++i) {
+      const uint64_t af = (a[l] >> (ABits * i)) & width_mask(ABits), bb = (b[l] >> (8 * (i + b_first))) & 0xffu;
+      const int64_t av = as ? static_cast<int64_t>(sext(af, ABits)) : static_cast<int64_t>(af);
       const int64_t bv = bs ? static_cast<int64_t>(sext(bb, 8)) : static_cast<int64_t>(bb);
       sum += av * bv;
     }
     d[l] = static_cast<uint32_t>(sum);
   });
 }
-void exec_dp2a(Exec& x, const DInstr& in) {
-  const auto a = x.src(in.ops[1], 0), b = x.src(in.ops[2], 1), c = x.src(in.ops[3], 2);
-  uint64_t* d = x.dst(in.ops[0]);
-  const bool as = is_signed(in.type), bs = is_signed(in.type2);
-  const uint32_t off = (in.flags & F_HI) ? 2 : 0;
-  for_lanes(x.mask, [&](uint32_t l) {
-    int64_t sum = static_cast<int32_t>(c[l]);
-    for (uint32_t i = 0; i < 2; ++i) {
-      const uint64_t ah = (a[l] >> (16 * i)) & 0xffffu, bb = (b[l] >> (8 * (i + off))) & 0xffu;
-      const int64_t av = as ? static_cast<int64_t>(sext(ah, 16)) : static_cast<int64_t>(ah);
-      const int64_t bv = bs ? static_cast<int64_t>(sext(bb, 8)) : static_cast<int64_t>(bb);
-      sum += av * bv;
-    }
-    d[l] = static_cast<uint32_t>(sum);
-  });
-}
+void exec_dp4a(Exec& x, const DInstr& in) { dot_accumulate<4, 8>(x, in, 0); }
+void exec_dp2a(Exec& x, const DInstr& in) { dot_accumulate<2, 16>(x, in, (in.flags & F_HI) ? 2 : 0); }
 void exec_fns(Exec& x, const DInstr& in) {
   const auto mask = x.src(in.ops[1], 0), base = x.src(in.ops[2], 1), offset = x.src(in.ops[3], 2);
   uint64_t* d = x.dst(in.ops[0]);

@@ -16,12 +16,6 @@
 namespace pipesim::ptx {
 namespace {
 
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 // Lanes of one instruction grouped by (address, key).
 struct Group {
   uint64_t addr = 0, key = 0;
@@ -219,6 +213,20 @@ void group_copies(Exec& x, const DInstr& in, int dst, int src, int bar, int size
   });
 }
 
+// The request for copy `i` of `g`, with a = the bytes it moves: the box of the tensor map at `tmap`
+// (a tensor copy) or its size operand (a plain one). Callers check the global side of a plain copy.
+PendingRequest& copy_request(Exec& x, SyncKind kind, const CopyGroups& g, uint32_t i, bool tensor, uint64_t tmap) {
+  PendingRequest& p = x.push_request(kind);
+  p.req.lanes = g.lanes[i];
+  if (tensor) {
+    p.req.tensormap = tensormap_at(x, tmap, g.lane[i]);
+    p.req.a = static_cast<int64_t>(x.grid->launch.tensormaps[p.req.tensormap].box_bytes());
+  } else {
+    p.req.a = static_cast<int64_t>(g.key[i].size);
+  }
+  return p;
+}
+
 // Global -> shared::cluster (tensor or plain) and shared::cta -> shared::cluster: TmaLoad.
 // ops: [dst], [src or tmap], [mbar], size (plain; None for tensor), ctaMask (multicast; else None),
 // coordinates (tensor)
@@ -229,13 +237,8 @@ void exec_tma_load(Exec& x, const DInstr& in) {
   for (uint32_t i = 0; i < g.n; ++i) {
     const CopyKey& k = g.key[i];
     const uint32_t l = g.lane[i];
-    PendingRequest& p = x.push_request(SyncKind::TmaLoad);
-    p.req.lanes = g.lanes[i];
-    if (tensor) {
-      p.req.tensormap = tensormap_at(x, k.src, l);
-      p.req.a = static_cast<int64_t>(x.grid->launch.tensormaps[p.req.tensormap].box_bytes());
-    } else {
-      p.req.a = static_cast<int64_t>(k.size);
+    PendingRequest& p = copy_request(x, SyncKind::TmaLoad, g, i, tensor, k.src);
+    if (!tensor) {
       if (in.space == Space::Global) check_global_range(x, k.src, k.size, "bulk copy source");
       if (k.size % 16 != 0) Exec::kernel_fault("misaligned", "bulk copy size " + std::to_string(k.size) + " is not a multiple of 16");
     }
@@ -254,17 +257,9 @@ void exec_bulk_store(Exec& x, const DInstr& in) {
   group_copies(x, in, 0, 1, -1, tensor ? -1 : 2, -1, tensor ? 5 : -1, g);
   for (uint32_t i = 0; i < g.n; ++i) {
     const CopyKey& k = g.key[i];
-    const uint32_t l = g.lane[i];
-    PendingRequest& p = x.push_request(SyncKind::BulkStore);
-    p.req.lanes = g.lanes[i];
-    if (tensor) {
-      p.req.tensormap = tensormap_at(x, k.dst, l);
-      p.req.a = static_cast<int64_t>(x.grid->launch.tensormaps[p.req.tensormap].box_bytes());
-    } else {
-      p.req.a = static_cast<int64_t>(k.size);
-      check_global_range(x, k.dst, k.size, "bulk store destination");
-    }
-    p.req.dst = shared_dst(x, Space::Shared, k.src, static_cast<uint64_t>(p.req.a), l);
+    PendingRequest& p = copy_request(x, SyncKind::BulkStore, g, i, tensor, k.dst);
+    if (!tensor) check_global_range(x, k.dst, k.size, "bulk store destination");
+    p.req.dst = shared_dst(x, Space::Shared, k.src, static_cast<uint64_t>(p.req.a), g.lane[i]);
   }
 }
 

@@ -1320,16 +1320,26 @@ Launch parse_launch(const std::string& path, const std::string& text) {
     return v;
   };
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  // Each element of the array at `key` ("buffers", "tensormaps"): an object with only the `known` keys
+  // and a string "name"; `noun` names one in messages. each(item, ptr, name, what) reads the rest.
+  auto named_objects = [&](const char* key, const char* noun, const std::vector<std::string>& known, auto each) {
+    const json& items = array(key);
+    const std::string a = std::string("a ") + noun;
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string ptr = std::string("/") + key + "/" + std::to_string(i);
+      const json& item = items[i];
+      if (!item.is_object()) r.fail(ptr, fmt::format("{} must be an object, found {}", a, json_kind(item)));
+      r.only_keys(item, ptr, known, " in " + a);
+      std::string name = r.string(r.need(item, ptr, "name", a), ptr + "/name", "name");
+      const std::string what = fmt::format("{} '{}'", noun, name);
+      each(item, ptr, std::move(name), what);
+    }
+  };
   if (doc.contains("buffers")) {
-    const json& bs = array("buffers");
-    for (size_t i = 0; i < bs.size(); ++i) {
-      const std::string ptr = "/buffers/" + std::to_string(i);
-      const json& b = bs[i];
-      if (!b.is_object()) r.fail(ptr, fmt::format("a buffer must be an object, found {}", json_kind(b)));
-      r.only_keys(b, ptr, kBufferKeys, " in a buffer");
+    named_objects("buffers", "buffer", kBufferKeys,
+                  [&](const json& b, const std::string& ptr, std::string name, const std::string& what) {
       BufferDesc d;
-      d.name = r.string(r.need(b, ptr, "name", "a buffer"), ptr + "/name", "name");
-      const std::string what = fmt::format("buffer '{}'", d.name);
+      d.name = std::move(name);
       // Up to 2^48 B (256 TiB) keeps every address sum below 2^64.
       d.bytes = r.uint(r.need(b, ptr, "bytes", what), ptr + "/bytes", "bytes", 0, uint64_t{1} << 48);
       if (b.contains("address"))
@@ -1339,18 +1349,13 @@ Launch parse_launch(const std::string& path, const std::string& text) {
         d.contents_file = (c.is_absolute() ? c : dir / c).string();
       }
       l.buffers.push_back(std::move(d));
-    }
+    });
   }
   if (doc.contains("tensormaps")) {
-    const json& ts = array("tensormaps");
-    for (size_t i = 0; i < ts.size(); ++i) {
-      const std::string ptr = "/tensormaps/" + std::to_string(i);
-      const json& t = ts[i];
-      if (!t.is_object()) r.fail(ptr, fmt::format("a tensor map must be an object, found {}", json_kind(t)));
-      r.only_keys(t, ptr, kTensorMapKeys, " in a tensor map");
+    named_objects("tensormaps", "tensor map", kTensorMapKeys,
+                  [&](const json& t, const std::string& ptr, std::string name, const std::string& what) {
       TensorMapDesc d;
-      d.name = r.string(r.need(t, ptr, "name", "a tensor map"), ptr + "/name", "name");
-      const std::string what = fmt::format("tensor map '{}'", d.name);
+      d.name = std::move(name);
       d.type_name = r.string(r.need(t, ptr, "type", what), ptr + "/type", "type");
       const TensorMapType* type = find_tensor_map_type(d.type_name);
       if (!type) {
@@ -1405,7 +1410,7 @@ Launch parse_launch(const std::string& path, const std::string& text) {
       if (t.contains("address"))
         d.global_address = r.uint(t["address"], ptr + "/address", "address", 0, std::numeric_limits<uint64_t>::max());
       l.tensormaps.push_back(std::move(d));
-    }
+    });
   }
   if (doc.contains("params")) {
     const json& ps = array("params");

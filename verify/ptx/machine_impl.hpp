@@ -534,4 +534,7 @@ void compact_registers(DFunction& df, const std::vector<std::vector<uint32_t>>& 
 // warp.cpp
 void exec_nop(Exec&, const DInstr&);
 
+// memory.cpp: an address as "0x..." for fault and error messages.
+std::string hex(uint64_t v);
+
 }  // namespace pipesim::ptx

@@ -6,13 +6,14 @@
 #include "verify/ptx/machine_impl.hpp"
 
 namespace pipesim::ptx {
-namespace {
 
 std::string hex(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
   return buf;
 }
+
+namespace {
 
 const uint8_t* zero_page() {
   static const std::unique_ptr<uint8_t[]> zeros(new uint8_t[GlobalMemory::kPageBytes]());

@@ -227,14 +227,7 @@ void ModuleParser::skip_section() {
   const Token name = lex_.next();
   if (name.kind != TokKind::Dir && name.kind != TokKind::Word)
     fail(name.pos, "expected a section name after .section, found " + describe(name));
-  const Token open = expect('{', "after the section name");
-  uint64_t depth = 1;
-  while (depth > 0) {
-    const Token t = lex_.next();
-    if (t.kind == TokKind::End) fail(open.pos, "this '{' of .section is never closed");
-    if (t.is('{')) ++depth;
-    if (t.is('}')) --depth;
-  }
+  skip_group(expect('{', "after the section name"), '}', ".section");
 }
 
 void ModuleParser::alias() {
@@ -252,14 +245,32 @@ void ModuleParser::alias() {
 
 void ModuleParser::skip_attribute() {
   lex_.next();
-  const Token open = expect('(', "after .attribute");
-  uint32_t depth = 1;
+  skip_group(expect('(', "after .attribute"), ')', ".attribute");
+}
+
+// Skips past the `close` that matches `open`, nested pairs included; `what` names the directive.
+void ModuleParser::skip_group(const Token& open, char close, const char* what) {
+  const char o = open.text[0];
+  uint64_t depth = 1;
   while (depth > 0) {
     const Token t = lex_.next();
-    if (t.kind == TokKind::End) fail(open.pos, "this '(' of .attribute is never closed");
-    if (t.is('(')) ++depth;
-    if (t.is(')')) --depth;
+    if (t.kind == TokKind::End) fail(open.pos, std::string("this '") + o + "' of " + what + " is never closed");
+    if (t.is(o)) ++depth;
+    if (t.is(close)) --depth;
   }
+}
+
+// A declaration's `.vN` (.v8 only where allow_v8) or its type, each before the other is known;
+// false where `a` is neither. Shared by .reg and variable declarations.
+bool ModuleParser::vector_or_type(const Token& a, bool allow_v8, uint32_t& vec, Type& type) {
+  if ((a.text == ".v2" || a.text == ".v4" || (allow_v8 && a.text == ".v8")) && type == Type::None) {
+    vec = static_cast<uint32_t>(a.text[2] - '0');
+  } else if (const Type ty = parse_type(std::string(a.text.substr(1))); ty != Type::None && type == Type::None) {
+    type = ty;
+  } else {
+    return false;
+  }
+  return true;
 }
 
 void ModuleParser::function(bool is_entry, bool is_extern) {
@@ -430,11 +441,7 @@ void ModuleParser::variable_decl(Space space, bool is_extern, bool in_function) 
       const uint64_t n = expect_uint("an alignment");
       if (!is_pow2(n) || n > (1u << 30)) fail(at, "the alignment must be a power of two");
       align = static_cast<uint32_t>(n);
-    } else if ((a.text == ".v2" || a.text == ".v4" || a.text == ".v8") && type == Type::None) {
-      vec = static_cast<uint32_t>(a.text[2] - '0');
-    } else if (const Type ty = parse_type(std::string(a.text.substr(1))); ty != Type::None && type == Type::None) {
-      type = ty;
-    } else {
+    } else if (!vector_or_type(a, true, vec, type)) {
       fail(a.pos, "unexpected " + describe(a) + " in a variable declaration");
     }
   }

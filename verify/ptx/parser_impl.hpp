@@ -116,6 +116,8 @@ class ModuleParser {
   void init_list(Variable& v, const std::vector<uint64_t>& dims, uint32_t depth, uint64_t& count);
   void init_item(Variable& v, uint64_t index);
   void skip_attribute();
+  void skip_group(const Token& open, char close, const char* what);
+  bool vector_or_type(const Token& a, bool allow_v8, uint32_t& vec, Type& type);
 
   // --- function bodies (body.cpp)
   void body(uint32_t function, TextPos open);
