@@ -146,6 +146,27 @@ TEST(CutlassCorpus, EachMutantIsCaughtWithItsCauseAndPlace) {
   EXPECT_EQ(caught, static_cast<int>(wants().size()));
 }
 
+// expect_tx_minus_tile on the H100 hangs (docs/runs/cutlass-h100-2026-11-25.txt): `pipesim check` stops
+// at the cause (early_completion, a rule the hardware does not check); run on as the hardware does,
+// the late bytes land in the next phase and the model reaches the same hang.
+TEST(CutlassCorpus, ExpectTxMinusATileHangsAsTheH100DoesWhenRunOnPastTheCause) {
+  std::string why;
+  if (corpus_missing(why)) GTEST_SKIP() << why;
+  const nlohmann::json mutants = read_json(kCorpus + "/mutants.json");
+  for (const auto& m : mutants)
+    if (m.at("name") == "expect_tx_minus_tile") {
+      CheckOptions o;
+      o.launch = kCorpus + "/" + m.at("launch").get<std::string>();
+      o.run.hardware_only = true;
+      const CheckResult r = check_file(kCorpus + "/" + m.at("ptx").get<std::string>(), o);
+      ASSERT_FALSE(r.bad_input) << r.diagnostic;
+      EXPECT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+      bool warned = false;
+      for (const sim::Finding& f : r.result.findings) warned |= !f.fatal && f.kind == "early_completion";
+      EXPECT_TRUE(warned) << r.report;
+    }
+}
+
 // The ping-pong mutant at its own launch: one tile per math warp group, so the skipped arrive is never
 // waited for in a later phase and the kernel ends (the model claims the H100 does too: docs/runs).
 TEST(CutlassCorpus, PingpongOrderSkipNeedsSeveralTiles) {

@@ -14,6 +14,10 @@
 //     found by demangling every .entry and comparing with typeid(GemmKernel).
 //
 // Nothing here touches a GPU or the CUDA driver; sm_count is fixed at 132 (H100 SXM).
+//
+// With -DPIPESIM_CORPUS_DEVICE the same TU becomes a program for a real GPU instead (corpus.py device,
+// README "On the H100"): fake_buffer() and emit() come from device_common.hpp, which allocates the
+// buffers with cudaMalloc, builds the same Arguments and runs them through GemmUniversalAdapter.
 #pragma once
 
 #include <cuda.h>
@@ -41,9 +45,17 @@ constexpr uint64_t kTensorMapTag = 0x50414d544d495350ULL;  // "PSIMTMAP" little-
 constexpr uint64_t kBufferBase = 0x7f0000000000ULL;
 constexpr uint64_t kBufferSpacing = 0x100000000ULL;        // 4 GiB between buffers
 
+#ifdef PIPESIM_CORPUS_DEVICE
+[[noreturn]] inline void device_die(const std::string& msg);  // device_common.hpp
+#endif
+
 [[noreturn]] inline void die(const std::string& msg) {
+#ifdef PIPESIM_CORPUS_DEVICE
+  device_die(msg);
+#else
   std::fprintf(stderr, "capture: %s\n", msg.c_str());
   std::exit(3);
+#endif
 }
 
 struct Buffer {
@@ -57,6 +69,7 @@ inline std::vector<Buffer>& buffers() {
   return b;
 }
 
+#ifndef PIPESIM_CORPUS_DEVICE
 // A fake device pointer: buffer i lives at kBufferBase + i * 4 GiB.
 template <class T = void>
 T* fake_buffer(const char* name, uint64_t bytes) {
@@ -65,6 +78,7 @@ T* fake_buffer(const char* name, uint64_t bytes) {
   buffers().push_back(b);
   return reinterpret_cast<T*>(b.address);
 }
+#endif
 
 inline std::string buffer_of(uint64_t addr) {
   for (auto const& b : buffers())
@@ -237,12 +251,22 @@ inline std::string json_str(const std::string& s) {
   return o + "\"";
 }
 
+#ifdef PIPESIM_CORPUS_DEVICE
+struct Options;
+inline void device_setup(Options& o);  // device_common.hpp
+#endif
+
 struct Options {
   int m = 4096, n = 4096, k = 4096, l = 1;
   std::string variant;
   std::string ptx;
   std::string meta;
   bool list = false;
+#ifdef PIPESIM_CORPUS_DEVICE
+  double watchdog_s = 10;  // --watchdog-s: how long one launch (or the timed batch) may take
+  int warmup = 10;         // --warmup
+  int iters = 50;          // --iters: timed launches
+#endif
 };
 
 // capture [--variant V] [--ptx FILE] [--meta FILE] [--list] M N K [L]
@@ -259,6 +283,11 @@ inline Options parse(int argc, char** argv) {
     else if (a == "--ptx") o.ptx = value("--ptx");
     else if (a == "--meta") o.meta = value("--meta");
     else if (a == "--list") o.list = true;
+#ifdef PIPESIM_CORPUS_DEVICE
+    else if (a == "--watchdog-s") o.watchdog_s = std::atof(value("--watchdog-s").c_str());
+    else if (a == "--warmup") o.warmup = std::atoi(value("--warmup").c_str());
+    else if (a == "--iters") o.iters = std::atoi(value("--iters").c_str());
+#endif
     else if (!a.empty() && a[0] != '-') pos.push_back(std::atoi(a.c_str()));
     else die("unknown option " + a + "\nusage: capture [--variant V] [--ptx FILE] [--meta FILE] [--list] M N K [L]");
   }
@@ -266,8 +295,16 @@ inline Options parse(int argc, char** argv) {
   if (pos.size() >= 4) o.l = pos[3];
   if (!o.list && (pos.size() < 3 || pos.size() > 4)) die("expected M N K [L]");
   if (o.m <= 0 || o.n <= 0 || o.k <= 0 || o.l <= 0) die("problem sizes must be positive");
+#ifdef PIPESIM_CORPUS_DEVICE
+  device_setup(o);  // device_common.hpp: the default variant, the GPU (or a clean exit without one)
+#endif
   return o;
 }
+
+#ifdef PIPESIM_CORPUS_DEVICE
+}  // namespace corpus
+#include "device_common.hpp"
+#else  // the capture: everything below builds Params on the host and prints the launch file
 
 // Fill the stack below the caller's frame, where the next call's temporaries will live.
 __attribute__((noinline)) inline void pollute_stack(unsigned char fill) {
@@ -529,3 +566,4 @@ extern "C" void CUDARTAPI __cudaRegisterFunction(void** fatCubinHandle, const ch
   (void)fatCubinHandle; (void)deviceName; (void)thread_limit; (void)tid; (void)bid; (void)bDim; (void)gDim; (void)wSize;
   corpus::registered().push_back({hostFun, deviceFun ? deviceFun : ""});
 }
+#endif  // PIPESIM_CORPUS_DEVICE
