@@ -71,7 +71,8 @@ struct Event {
   uint32_t from_warp;
   OpKind op;        // RemoteOp: which operation
   int64_t value;
-  int64_t phase = 0;  // TxLand: phases the target barrier had completed when the copy was issued
+  int64_t phase = 0;  // TxLand: phases the target barrier had completed when the copy was issued;
+                      // RemoteOp of an Arrive: the threads it stands for (threads_of)
 };
 // Heap entries are 16 bytes: the time and (sequence << 24 | payload index). The sequence
 // breaks ties deterministically; payloads live in a free-listed pool.

@@ -24,8 +24,6 @@ class ExternalWarp {
   // What the op just executed returned (ops flagged kFlagAnswer): test_wait 1/0, a wait 1 once it
   // passes, an arrive the phase parity before it.
   virtual void answer(int64_t value) = 0;
-  // Where the warp is, for reports: the site of the instruction it executes (or last executed).
-  virtual uint32_t site() const = 0;
   // After a Fault op: the rule id and one sentence (what the warp's code did).
   virtual std::pair<std::string, std::string> fault() const = 0;
   // Instructions the warp has executed (warp-level: one per instruction, whatever its lanes).

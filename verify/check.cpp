@@ -58,7 +58,7 @@ void judge(CheckResult& r) {
 }
 
 CheckResult check_file(const std::string& path, const CheckOptions& options) {
-  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".ptx") == 0) return check_ptx(path, options);
+  if (is_ptx_kernel(path)) return check_ptx(path, options);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     CheckResult r;

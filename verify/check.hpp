@@ -51,7 +51,10 @@ struct CheckResult {
   std::optional<Interleavings> interleavings;
 };
 
-// A scenario file, or a PTX kernel (a path ending in .ptx) under options.launch.
+// A PTX kernel (checked under a launch) rather than a scenario: the path ends in .ptx.
+inline bool is_ptx_kernel(const std::string& path) { return path.ends_with(".ptx"); }
+
+// A scenario file, or a PTX kernel (is_ptx_kernel) under options.launch.
 CheckResult check_file(const std::string& path, const CheckOptions& options);
 CheckResult check_ptx(const std::string& path, const CheckOptions& options);
 // Compares the run's verdict with the kernel's `expect` and writes the human report.

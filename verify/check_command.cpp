@@ -126,8 +126,8 @@ int run_check(const Options& o) {
   co.run.record_trace = !o.trace.empty();
   if (o.interp_cost) co.run.interp = model::interpreter_cost("sm_90a");
   // -D is a scenario parameter for scenarios and a launch short form for PTX kernels (docs/ptx.md).
-  const bool any_ptx = std::any_of(files.begin(), files.end(), [](const std::string& f) { return f.ends_with(".ptx"); });
-  const bool any_scenario = std::any_of(files.begin(), files.end(), [](const std::string& f) { return !f.ends_with(".ptx"); });
+  const bool any_ptx = std::any_of(files.begin(), files.end(), is_ptx_kernel);
+  const bool any_scenario = !std::all_of(files.begin(), files.end(), is_ptx_kernel);
   if (any_ptx && any_scenario && !o.defines.empty()) {
     std::cerr << "pipesim: error: -D means a scenario parameter for scenarios and a launch setting for PTX kernels: check them separately\n";
     return 2;

@@ -67,7 +67,6 @@ class PtxWarp final : public sim::ExternalWarp {
     if (awaiting_ == Awaiting::Engine) warp_.answer(static_cast<uint64_t>(value));
     awaiting_ = Awaiting::None;
   }
-  uint32_t site() const override;
   uint64_t instructions() const override { return warp_.instructions(); }
   std::pair<std::string, std::string> fault() const override {
     const KernelFault* f = warp_.fault();
@@ -168,8 +167,6 @@ void PtxWarp::trace(const SyncRequest& r, double now_ns) const {
                static_cast<long long>(r.b), run_.program().module->functions[r.function].body[r.instr].pos.line);
 }
 
-uint32_t PtxWarp::site() const { return run_.program().site_base[warp_.function()] + warp_.instr(); }
-
 sim::BarRef PtxWarp::bar(uint64_t address) {
   sim::BarRef r;
   r.array = 0;
@@ -196,7 +193,6 @@ bool PtxWarp::next(sim::Op& op, double now_ns) {
 // One request as the engine's op; false for what the engine does not model (it goes on at once).
 bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
   using sim::OpKind;
-  const Launch& l = run_.program().launch;
   switch (r.kind) {
     case SyncKind::Compute:
       op.kind = OpKind::Compute;
@@ -291,7 +287,6 @@ bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
     case SyncKind::AsyncCommit: case SyncKind::AsyncWait: case SyncKind::SetMaxNreg:
       return false;
   }
-  (void)l;
   return false;
 }
 
@@ -334,11 +329,6 @@ std::string source_position(const Module& module, const SourcePos& src) {
     out += ", called at " + position(module, f.file, f.line, f.col);
   }
   return out;
-}
-
-uint32_t site_of(const sim::Kernel& kernel, uint32_t function, uint32_t instr) {
-  const auto* p = static_cast<const PtxProgram*>(kernel.external.get());
-  return p->site_base[function] + instr;
 }
 
 sim::Kernel make_kernel(std::shared_ptr<const Module> module, const Launch& launch) {

@@ -20,9 +20,6 @@ namespace pipesim::ptx {
 // support and LaunchError for a launch that cannot run.
 sim::Kernel make_kernel(std::shared_ptr<const Module> module, const Launch& launch);
 
-// The site of instruction `instr` of function `function` in a kernel made by make_kernel.
-uint32_t site_of(const sim::Kernel& kernel, uint32_t function, uint32_t instr);
-
 // "gemv_nvfp4.cu:412:5" for an instruction's `.loc`, "" when it has none.
 std::string source_position(const Module& module, const SourcePos& src);
 
