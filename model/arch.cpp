@@ -43,6 +43,14 @@ constexpr Timing kHopperTiming{
     // 32 KiB the first copies land after 2.15 us (median), where in order they would after 1.76.
     // Fitted with the bandwidth (--dram): cold starts 7.6 % -> 3.7 %, rings and bursts unchanged.
     .dram_copy_overlap = 0.3,
+    // L2: 50 MB (NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022). Hit bandwidth: native probe
+    // (kernels/interp/tmaprobe.cu case 4, `tmaprobe l2`, H100 SXM 2026-11-25, docs/runs/tmaprobe-l2-h100-
+    // 2026-11-25.txt): 132 SMs, each a ring of 3 x 64 KiB copies out of an 8 MiB window, 21.4-22.2 TB/s,
+    // i.e. each SM at its own intake (~170 B/ns, sm_copy_bytes_per_ns): the L2 was not the limit, so this
+    // is a lower bound. Spread over a 24-40 MiB window the same rings get 7.8 TB/s (lines in the far L2
+    // partition; not modelled: GEMM tiles are read by several SMs close together, the 8 MiB case).
+    .l2_bytes = 50e6,
+    .l2_bytes_per_ns = 22200.0,
     // Copies do not land in issue order: in bug 11's device trace one CTA's four copies land 1.4-2 us
     // apart, a straggler up to 5 us late; the native burst probe (case 2b) spreads CTA ends by 1 us.
     .tma_straggler_ns = 2000.0,
@@ -76,6 +84,11 @@ constexpr Timing kBlackwellTiming{
     .tma_latency_ns = 600.0,
     .tma_issue_ns = 10.0,
     .sm_copy_bytes_per_ns = 0.0,  // not measured on Blackwell: no per-SM limit assumed
+    // L2: 126 MB over the two dies (Chips and Cheese, "Nvidia's B200: Keeping the CUDA Juggernaut Rolling",
+    // 2025). Hit bandwidth not measured: assumed the H100's measured 22.2 TB/s scaled by SMs and clock
+    // (148 / 132 x 1.965 / 1.98), as that figure is the SMs' intake rather than the L2's own limit.
+    .l2_bytes = 126e6,
+    .l2_bytes_per_ns = 24700.0,
     .warp_start_skew_ns = 250.0,  // assumed as on Hopper: roles' prologues differ on every architecture
     .smem_bytes_per_ns = 128.0 * 1.965,
     .op_issue_ns = 2.0,
@@ -215,6 +228,8 @@ constexpr NamedTimingField kTimingFields[] = {
     {"dram_loaded_max_ns", &Timing::dram_loaded_max_ns},
     {"dram_share_spread", &Timing::dram_share_spread},
     {"dram_copy_overlap", &Timing::dram_copy_overlap},
+    {"l2_bytes", &Timing::l2_bytes},
+    {"l2_bytes_per_ns", &Timing::l2_bytes_per_ns},
     {"tma_straggler_ns", &Timing::tma_straggler_ns},
     {"warp_start_skew_ns", &Timing::warp_start_skew_ns},
     {"smem_bytes_per_ns", &Timing::smem_bytes_per_ns},

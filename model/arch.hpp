@@ -51,6 +51,12 @@ struct Timing {
   // over all its outstanding copies, the rest going to the oldest (sim/dram.hpp): a burst's first
   // copy lands later than strict issue order would land it. 0: strictly in order. < 1.
   double dram_copy_overlap = 0;
+  // The L2 between the SMs and the DRAM (sim/l2.hpp): TMA loads of a global box read recently enough
+  // to still be held (LRU over l2_bytes) are served from it at l2_bytes_per_ns device-wide, each SM
+  // still no faster than its intake; only misses and stores reach the DRAM. l2_bytes = 0: no L2,
+  // every byte from the DRAM.
+  double l2_bytes = 0;
+  double l2_bytes_per_ns = 0;
   double tma_straggler_ns = 0;      // interleaving search only: how late a straggling copy may land
   double warp_start_skew_ns = 0;    // interleaving search only: a warp's first op starts up to this late
   double smem_bytes_per_ns = 0;     // per SM, what a bulk store reads out of smem

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <queue>
@@ -15,6 +17,7 @@
 #include <unordered_map>
 
 #include "sim/dram.hpp"
+#include "sim/l2.hpp"
 #include "sim/explain.hpp"
 #include "sim/lowering.hpp"
 #include "sim/mbarrier.hpp"
@@ -155,6 +158,7 @@ struct WarpRt {
   int cta, warp, role;
   WarpStatus status = WarpStatus::NotStarted;
   Op cur{};
+  uint64_t instructions_seen = 0;  // a PTX warp's instruction count at the budget's last poll
   Block block = Block::None;
   double block_since = 0;
   double exited_at = -1;
@@ -200,7 +204,10 @@ struct CtaRt {
   int live = 0;  // warps not exited
   std::vector<MBarrier> bars;
   std::vector<LastArrival> last;         // per slot: the latest arrival, for hang reports
-  std::vector<uint8_t> fenced, visible;  // per slot: fence.mbarrier_init seen; + cluster barrier
+  // Per slot. fenced: bit 0 fence.mbarrier_init seen since the init, bit 1 a releasing cluster arrive
+  // since the init. visible: 1 published to the cluster (fenced, then a cluster barrier, or carried by
+  // an arrival), 2 published only by a relaxed cluster barrier (a warning, docs/semantics.md).
+  std::vector<uint8_t> fenced, visible;
   std::vector<uint32_t> expect_site;     // per slot: site of the last expect_tx on it
   std::vector<std::vector<uint32_t>> waiters;  // per slot: warp ids
   NamedRt named[kNamedBarriers];
@@ -232,7 +239,9 @@ struct ClusterRt {
 class Engine {
  public:
   Engine(const Kernel& k, const RunOptions& o)
-      : k_(k), o_(o), tm_(timing_of(k, o)), rng_(o.seed), dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, k.arch->cap.sms), tm_.dram_copy_overlap) {
+      : k_(k), o_(o), tm_(timing_of(k, o)), rng_(o.seed), dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, k.arch->cap.sms), tm_.dram_copy_overlap),
+        l2_(tm_.l2_bytes_per_ns > 0 ? tm_.l2_bytes : 0),
+        l2_hits_(tm_.l2_bytes_per_ns, std::vector<double>(static_cast<size_t>(k.arch->cap.sms), 1.0)) {
     tm_.op_issue_ns *= o.issue_scale;
     tm_.tma_issue_ns *= o.issue_scale;
     tm_.mma_issue_ns *= o.issue_scale;
@@ -256,10 +265,16 @@ class Engine {
 
   RunResult run() {
     launch_pending(0.0);
+    const auto started = std::chrono::steady_clock::now();
+    uint64_t polls = 0;
     while (!q_.empty() && !fatal_) {
-      if (res_.events >= o_.max_events)
-        throw std::runtime_error("event limit of " + std::to_string(o_.max_events) +
-                                 " reached; raise it with --max-events if the scenario is really this long");
+      if (o_.max_events > 0 && res_.events >= o_.max_events) {
+        stop(RunResult::StopCause::Events, started);
+        break;
+      }
+      // The clock and the instruction count are polled every 1024 events: a PTX warp spinning
+      // without synchronising still returns to the engine every few thousand instructions.
+      if ((++polls & 1023) == 0 && budget_spent(started)) break;
       const Event e = q_.pop();
       // Simulated events: every op a warp executes and every asynchronous completion (a batch
       // of wake-ups counts its warps' steps, not itself).
@@ -272,6 +287,38 @@ class Engine {
   }
 
  private:
+  // ----------------------------------------------------------------- budget
+  double seconds_since(std::chrono::steady_clock::time_point t0) const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  void stop(RunResult::StopCause cause, std::chrono::steady_clock::time_point t0) {
+    stopped_ = true;
+    res_.stopped_by = cause;
+    res_.stopped_after_s = seconds_since(t0);
+  }
+  bool budget_spent(std::chrono::steady_clock::time_point t0) {
+    if (o_.max_seconds > 0 && seconds_since(t0) >= o_.max_seconds) {
+      stop(RunResult::StopCause::Seconds, t0);
+      return true;
+    }
+    if (run_ && o_.max_instructions > 0) {
+      // Only the warps that ran since the last poll can have new instructions: asking all of them
+      // (a cold cache line each, 1344 warps for a persistent GEMM) was ~4 % of a PTX run.
+      for (uint32_t id : ext_stepped_) {
+        WarpRt& w = warps_[id];
+        const uint64_t n = w.ext->instructions();
+        ext_executed_ += n - w.instructions_seen;
+        w.instructions_seen = n;
+      }
+      ext_stepped_.clear();
+      if (ext_executed_ >= o_.max_instructions) {
+        stop(RunResult::StopCause::Instructions, t0);
+        return true;
+      }
+    }
+    return false;
+  }
+
   // --------------------------------------------------------------- plumbing
   void push(double t, EventKind kind, uint32_t target, uint32_t slot = 0, uint32_t site = 0,
             uint32_t from = 0, OpKind op = OpKind::Compute, int64_t value = 0, int64_t phase = 0) {
@@ -493,6 +540,7 @@ class Engine {
       exec(w, id);
       return;
     }
+    if (w.ext && o_.max_instructions > 0) ext_stepped_.push_back(id);  // the budget's poll reads its count
     if (!(w.ext ? w.ext->next(w.cur, now_) : w.prog.next(w.cur))) {
       exit_warp(id);
       return;
@@ -661,7 +709,7 @@ class Engine {
       case OpKind::FenceInit: {
         CtaRt& c = cta(w.cta);
         for (uint32_t s = 0; s < slots_; ++s)
-          if (c.bars[s].initialised) c.fenced[s] = 1;
+          if (c.bars[s].initialised) c.fenced[s] |= 1;
         push(now_ + issue, EventKind::WarpStep, id);
         return;
       }
@@ -676,6 +724,7 @@ class Engine {
         w.open.write_done = std::max(w.open.write_done, stores_free_);
         w.open.stores.push_back({op.b, op.site});
         dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+        l2_.write(op.box, op.a);  // write-back: the box is held, its bytes still go to the DRAM
         dram_add(cta(w.cta).sm, 0, DramCopy{.store = true, .dram_bytes = static_cast<double>(op.a)});
         if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, stores_free_, op.site, "store " + std::to_string(op.a) + " B", false});
         push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
@@ -767,6 +816,7 @@ class Engine {
         auto [kind, message] = w.ext->fault();
         return fault(kind, &w, op.site, std::move(message));
       }
+      case OpKind::ClcTryCancel: return do_try_cancel(w, id);
       case OpKind::ClusterArrive: {
         // barrier.cluster.arrive has release semantics: this warp's remote arrivals land first.
         if (w.remote_done > now_) {
@@ -778,6 +828,11 @@ class Engine {
         if (w.cluster_arrived == c.phase)
           return fault("named_overrun", &w, op.site, "cluster_arrive twice in one cluster-barrier phase");
         w.cluster_arrived = c.phase;
+        if (op.b == kClusterArriveRelease) {
+          CtaRt& ct = cta(w.cta);
+          for (uint32_t s = 0; s < slots_; ++s)
+            if (ct.bars[s].initialised) ct.fenced[s] |= 2;
+        }
         ++c.arrived;
         cluster_try_complete(cluster_of(w.cta));
         push(now_ + issue, EventKind::WarpStep, id);
@@ -893,8 +948,11 @@ class Engine {
       return fault("bad_operand", &w, op.site, "commit multicast mask " + std::to_string(op.b) + " names ranks outside a cluster of " + std::to_string(csize_));
     int64_t mask = op.b;
     // Assumption (FA4): an empty commit group under cta_group::2 signals only the issuing CTA.
-    auto mark = std::find_if(w.commit_marks.begin(), w.commit_marks.end(), [&](auto& m) { return m.first == op.bar.array; });
-    if (mark == w.commit_marks.end()) mark = w.commit_marks.insert(w.commit_marks.end(), {op.bar.array, 0});
+    // "The same barrier array" (docs/semantics.md): a PTX kernel has no arrays, so there it is the
+    // same barrier.
+    const uint32_t group = k_.external ? (uint32_t{1} << 31) | op.bar.index : op.bar.array;
+    auto mark = std::find_if(w.commit_marks.begin(), w.commit_marks.end(), [&](auto& m) { return m.first == group; });
+    if (mark == w.commit_marks.end()) mark = w.commit_marks.insert(w.commit_marks.end(), {group, 0});
     const bool empty = w.mma_issued == mark->second;
     mark->second = w.mma_issued;
     if (empty && (op.flags & kFlagCtaGroup2) && o_.empty_commit_local) mask = 0;
@@ -914,7 +972,7 @@ class Engine {
       warn("empty_commit", w.cta, w.warp, op.site,
            "empty tcgen05.commit group under cta_group::2 signals only this CTA (assumption empty-commit-local), not the other CTAs of mask " +
                std::to_string(op.b),
-           {"this warp issued no tcgen05.mma since its previous commit to " + k_.barriers[op.bar.array].name});
+           {"this warp issued no tcgen05.mma since its previous commit to " + (k_.external ? bar_name(s) : k_.barriers[op.bar.array].name)});
     push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
   }
 
@@ -945,9 +1003,33 @@ class Engine {
     sm.alloc_waiters.push_back(id);
   }
 
+  // Cluster launch control: the hardware hands out the grid's clusters not yet launched, in launch
+  // order; a cancelled cluster never launches, and the warp that cancelled it does its work. The
+  // response lands after the TMA round trip (assumption: CLC has no published latency of its own).
+  void do_try_cancel(WarpRt& w, uint32_t id) {
+    const Op& op = w.cur;
+    if (!run_) return fault("bad_operand", &w, op.site, "clusterlaunchcontrol.try_cancel needs a kernel's own code (PTX)");
+    int cancelled = -1;
+    if (next_cluster_ < static_cast<int>(clusters_.size())) cancelled = next_cluster_++;
+    const uint32_t s = slot(op.bar);
+    const int base = cluster_of(w.cta) * csize_;
+    const double at = now_ + jit(tm_.tma_latency_ns);
+    for (int r = 0; r < csize_; ++r) {
+      const int dst = op.b ? base + r : (r == 0 ? w.cta : -1);
+      if (dst < 0) continue;
+      run_->clc_response(dst, static_cast<uint32_t>(op.a), cancelled);
+      push(at, EventKind::RemoteOp, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, 16);
+    }
+    push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+  }
+
   void grant_alloc(WarpRt& w, int64_t cols) {
     CtaRt& c = cta(w.cta);
-    sms_[static_cast<size_t>(c.sm)].tmem_free -= cols;
+    SmRt& sm = sms_[static_cast<size_t>(c.sm)];
+    // The first column: the SM's columns are modelled as a count, so the address is where a
+    // first-fit allocator would put it with no holes (a kernel's verdict never depends on it).
+    if ((w.cur.flags & kFlagAnswer) && w.ext) w.ext->answer(k_.arch->cap.tmem_columns - sm.tmem_free);
+    sm.tmem_free -= cols;
     if (c.tmem_held == 0) c.tmem_since = now_;
     c.tmem_held += cols;
     c.tmem_last_alloc = cols;
@@ -1004,7 +1086,7 @@ class Engine {
                      "wait on " + bar_name(s) + " for its completion #" + std::to_string(op.b) + " (parity " +
                          std::to_string(op.a) + ") while it has completed " + std::to_string(b.completed) +
                          " phases: the parity bit aliases " + (d > 0 ? "an older" : "a later") + " phase",
-                     {state_note(b), d > 0 ? "this warp is two or more phases behind the barrier: another party ran a full lap ahead (too few arrivals gate it)"
+                     {state_note(b), d > 0 ? "this warp is two or more phases behind the barrier: other parties completed phases without it"
                                            : "this warp runs ahead of the barrier by two or more phases"}))
         return;
     }
@@ -1025,9 +1107,13 @@ class Engine {
       return fault("bad_operand", &w, op.site, "multicast mask " + std::to_string(op.b) + (op.b == 0 ? " names no CTA" : " names ranks outside a cluster of " + std::to_string(csize_)));
     const uint32_t s = slot(op.bar);
     const double issued = now_ + jit(tm_.tma_issue_ns);
-    dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+    // The box is looked up once, whatever its destinations (a multicast copy is one read): a hit is
+    // served by the L2 (no DRAM bytes, no loaded DRAM latency; the same round trip otherwise: the native
+    // probe's 4 KiB copy took 425.8 ns from the L2, 435 from the DRAM), a miss by the DRAM.
+    const bool from_l2 = l2_.read(op.box, op.a);
+    if (!from_l2) dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
     const double latency = jit(tm_.tma_latency_ns);
-    const double loaded = count_in_flight(op.a);
+    const double loaded = from_l2 ? 0.0 : count_in_flight(op.a);
     const int base = cluster_of(w.cta) * csize_;
     const int receivers = op.b == 0 ? 1 : std::popcount(static_cast<uint64_t>(op.b));
     // The copy's trace span ends where its last destination's bytes land (dram_done stretches it).
@@ -1046,7 +1132,7 @@ class Engine {
       if (!dc.bars[s].initialised)
         return fault("uninit", &w, op.site,
                      "TMA completes bytes on " + bar_name(s) + " of CTA " + std::to_string(dst) + ", which was never initialised");
-      if (!(remote ? dc.visible[s] : dc.fenced[s]) &&
+      if (!init_visible(dc, s, remote, w, op.site) &&
           stop("init_not_fenced", &w, op.site,
                "TMA completes bytes on " + bar_name(s) + " of CTA " + std::to_string(dst) +
                    " before its init was made visible (fence_init" + std::string(remote ? " and a cluster barrier)" : ")")))
@@ -1063,7 +1149,7 @@ class Engine {
       dc.inflight_site = op.site;
       dc.inflight_warp = id;
       dram_add(cta(dst_data).sm, cap,
-               DramCopy{.target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
+               DramCopy{.store = false, .from_l2 = from_l2, .target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
                         .phase = dc.bars[s].completed, .dram_bytes = dram_bytes,
                         // it enters the DRAM with the op; the issue cost delays its landing instead
                         .latency = latency + (issued - now_) + straggle(), .loaded = loaded, .span = span});
@@ -1075,27 +1161,30 @@ class Engine {
   // What a copy (or a store) waits on in the DRAM queue, and what happens when the DRAM has served it.
   struct DramCopy {
     bool store = false;  // a bulk store takes bandwidth; its completion is timed by the store itself
+    bool from_l2 = false;  // an L2 hit: served by l2_hits_ instead of the DRAM
     uint32_t target = 0, slot = 0, site = 0, from = 0;
     int64_t bytes = 0, phase = 0;
     double dram_bytes = 0;
     double entered = 0, unloaded_ns = 0, latency = 0, loaded = 0;  // entered, unloaded_ns: set by dram_add
     size_t span = SIZE_MAX;  // its trace span, stretched to the landing
   };
-  // Queues `c` at SM `sm`'s DRAM share, no faster than `cap` bytes/ns (0: no cap), from now.
+  // Queues `c` at SM `sm`'s share of the DRAM (or of the L2, for a hit), no faster than `cap` bytes/ns
+  // (0: no cap), from now.
   void dram_add(int sm, double cap, DramCopy c) {
     c.entered = now_;
     c.unloaded_ns = cap > 0 ? c.dram_bytes / cap : 0;  // its own transfer, unshared
     const uint32_t token = take_slot(copies_, free_copies_);
     copies_[token] = c;
-    dram_.advance(now_);
-    dram_.add(sm, c.dram_bytes, cap, token);
+    DramQueue& q = c.from_l2 ? l2_hits_ : dram_;
+    q.advance(now_);
+    q.add(sm, c.dram_bytes, cap, token);
     schedule_dram();
   }
   // Keeps a finish event pending no later than the DRAM's next finish. A change that puts the next
   // finish later leaves the earlier event pending (it fires, finds nothing done and schedules again),
   // so only changes that bring a finish forward cost an event.
   void schedule_dram() {
-    const double t = dram_.next_done();
+    const double t = std::min(dram_.next_done(), l2_hits_.next_done());
     if (t < dram_event_at_) {
       dram_event_at_ = t;
       push(t, EventKind::DramDone, 0);
@@ -1106,15 +1195,17 @@ class Engine {
   void dram_done(const Event& e) {
     if (e.t == dram_event_at_) dram_event_at_ = std::numeric_limits<double>::infinity();
     dram_.advance(now_);
+    l2_hits_.advance(now_);
     done_tokens_.clear();
     dram_.take_done(done_tokens_);
+    l2_hits_.take_done(done_tokens_);
     for (uint32_t t : done_tokens_) {
       const DramCopy c = copies_[t];
       free_copies_.push_back(t);
       if (c.store) continue;
       const double waited = now_ - c.entered - c.unloaded_ns;  // beyond its own transfer: sharing
       const double at = now_ + c.latency + std::max(0.0, c.loaded - waited);
-      if (loaded_tracked()) dram_inflight_.push({at, c.dram_bytes});
+      if (loaded_tracked() && !c.from_l2) dram_inflight_.push({at, c.dram_bytes});
       push(at, EventKind::TxLand, c.target, c.slot, c.site, c.from, OpKind::CompleteTx, c.bytes, c.phase);
       if (c.span != SIZE_MAX) res_.spans[c.span].end_ns = std::max(res_.spans[c.span].end_ns, at);
     }
@@ -1183,6 +1274,7 @@ class Engine {
       CtaRt& ct = cta(cl * csize_ + r);
       for (uint32_t s = 0; s < slots_; ++s)
         if (ct.fenced[s]) ct.visible[s] = 1;
+        else if (ct.bars[s].initialised && !ct.visible[s] && k_.external) ct.visible[s] = 2;
     }
     const double at = now_ + jit(tm_.cluster_barrier_ns);
     c.release_at = at;
@@ -1310,17 +1402,40 @@ class Engine {
   // An arrival or tx operation landing on another CTA (remote arrive, tcgen05.commit) or on
   // this one from the async proxy (tcgen05.commit): the target must still run, and the barrier's
   // init must be visible — published to the cluster for another CTA, fenced for its own.
+  // Whether the TMA (local) or another CTA (remote) may use barrier slot `s` of `c`. A remote use of
+  // an init published only by a relaxed cluster barrier goes on with a warning (once per run): no
+  // release orders the init before it, though the hardware runs it (CUTLASS's sm100 GEMMs do this).
+  bool init_visible(CtaRt& c, uint32_t s, bool remote, const WarpRt& w, uint32_t site) {
+    if (!remote) return c.fenced[s] & 1;
+    if (c.visible[s] == 2 && !warned_relaxed_init_) {
+      warned_relaxed_init_ = true;
+      warn("init_not_fenced", w.cta, w.warp, site,
+           bar_name(s) + "'s init reached CTA " + std::to_string(w.cta) + " only through a relaxed cluster barrier",
+           {"no fence.mbarrier_init and no release orders the init before this use (PTX memory model); the hardware "
+            "runs it, but fence.mbarrier_init.release.cluster after the init makes it certain"});
+    }
+    return c.visible[s] != 0;
+  }
+
   void deliver(const Event& e, const std::string& what) {
     CtaRt& ct = cta(static_cast<int>(e.target));
     WarpRt& from = warps_[e.from_warp];
     const std::string where = bar_name(e.slot) + " of CTA " + std::to_string(e.target);
     if (ct.exited) return fault("exited_target", &from, e.site, what + " on " + where + " arrived after that CTA exited");
     const bool remote = static_cast<int>(e.target) != from.cta;
-    if (ct.bars[e.slot].initialised && !(remote ? ct.visible[e.slot] : ct.fenced[e.slot]) &&
+    if (ct.bars[e.slot].initialised && !init_visible(ct, e.slot, remote, from, e.site) &&
         stop("init_not_fenced", &from, e.site,
              what + " on " + where + " before its init was made visible (" + (remote ? "fence_init and a cluster barrier)" : "fence_init)")))
       return;
     apply(static_cast<int>(e.target), e.slot, e.op, e.value, e.site, &from, e.op == OpKind::Arrive ? std::max<int64_t>(1, e.phase) : 1);
+    // An arrival is a release at cluster scope: it carries every mbarrier init its CTA made before it
+    // to the CTA it reaches (the memory model's release-acquire chain; CUTLASS's sm100 kernels publish
+    // their tmem_dealloc barrier's init this way, docs/semantics.md).
+    if (remote && e.op == OpKind::Arrive) {
+      CtaRt& src = cta(from.cta);
+      for (uint32_t s = 0; s < slots_; ++s)
+        if (src.bars[s].initialised) src.visible[s] = 1;
+    }
   }
 
   void exit_warp(uint32_t id) {
@@ -1351,12 +1466,19 @@ class Engine {
         ++(committed ? unretired : uncommitted);
         if (!first) first = &st, store_warp = i;
       });
-    if (first)
-      return fault("exit_inflight", &warps_[store_warp], first->site,
-                   "CTA " + std::to_string(w.cta) + " exits with " + std::to_string(unretired + uncommitted) +
-                       " bulk store(s) that no wait_group waited for: they may still read its shared memory",
-                   {uncommitted ? std::to_string(uncommitted) + " of them never committed (commit_group), so no wait_group can cover them"
-                                : "a wait_group 0 read (or PipelineTmaStore's producer_tail) before the CTA exits keeps the buffer alive until the store has read it"});
+    if (first) {
+      std::string msg = "CTA " + std::to_string(w.cta) + " exits with " + std::to_string(unretired + uncommitted) +
+                        " bulk store(s) that no wait_group waited for: they may still read its shared memory";
+      std::vector<std::string> notes{uncommitted ? std::to_string(uncommitted) + " of them never committed (commit_group), so no wait_group can cover them"
+                                                 : "a wait_group 0 read (or PipelineTmaStore's producer_tail) before the CTA exits keeps the buffer alive until the store has read it"};
+      if (!o_.store_outlives_exit.value_or(k_.arch->has_tcgen05))
+        return fault("exit_inflight", &warps_[store_warp], first->site, std::move(msg), std::move(notes));
+      if (!warned_store_exit_) {  // once per run: CUTLASS's sm100 epilogues do this in every CTA
+        warned_store_exit_ = true;
+        notes.push_back("assumption store-outlives-exit: the hardware keeps the CTA's shared memory until its stores have read it");
+        warn("exit_inflight", w.cta, warps_[store_warp].warp, first->site, std::move(msg), std::move(notes));
+      }
+    }
     for (uint32_t s = 0; s < slots_; ++s) {
       const MBarrier& b = ct.bars[s];
       if (b.initialised && b.tx > 0 && b.pending == 0)
@@ -1383,6 +1505,8 @@ class Engine {
           res_.spans.push_back(TraceSpan{w.cta, w.warp, w.block_since, now_, w.cur.site, wait_label(w) + " (never returns)", true});
     res_.sms_used = sms_used_;
     res_.dram_busy_ns = dram_busy_;
+    res_.l2_hit_bytes = l2_.hit_bytes();
+    res_.l2_miss_bytes = l2_.miss_bytes();
     for (const SmRt& sm : sms_) res_.tensor_busy_ns += sm.tc_busy;
     res_.cta_group = observed_cta_group_;
     if (run_) {
@@ -1394,6 +1518,7 @@ class Engine {
       if (w.status == WarpStatus::Blocked && w.block != Block::None) waiting = true;
     const bool unlaunched = next_cluster_ < static_cast<int>(clusters_.size());
     if (fatal_) res_.verdict = Verdict::Error;
+    else if (stopped_) res_.verdict = Verdict::Stopped;
     else if (waiting || unlaunched) res_.verdict = Verdict::Hang;
     else res_.verdict = Verdict::Ok;
     std::stable_sort(res_.findings.begin(), res_.findings.end(),
@@ -1420,7 +1545,7 @@ class Engine {
                            : col == k_.barriers.size() + 1 ? "cluster barrier" : "bulk groups, tcgen05.wait and TMEM allocation";
         res_.role_waits.push_back({static_cast<int>(r), std::move(what), ns});
       }
-    if (res_.verdict == Verdict::Hang) {
+    if (res_.verdict == Verdict::Hang || res_.verdict == Verdict::Stopped) {
       HangInput in{k_, res_, unlaunched ? static_cast<int>(clusters_.size()) - next_cluster_ : 0, {}, {}, {}, {}};
       for (const CtaRt& c : ctas_) {
         in.sm_of_cta.push_back(c.started ? c.sm : -1);
@@ -1449,7 +1574,8 @@ class Engine {
         hw.cluster_arrived = w.cluster_arrived == clusters_[static_cast<size_t>(cluster_of(w.cta))].phase;
         in.warps.push_back(std::move(hw));
       }
-      explain_hang(in);
+      if (res_.verdict == Verdict::Stopped) describe_stop(in);
+      else explain_hang(in);
     }
   }
 
@@ -1479,6 +1605,8 @@ class Engine {
   double now_ = 0;
   double stores_free_ = 0;  // the stores' first-come queue to DRAM: busy until (their completion, not their share)
   DramQueue dram_;
+  L2Cache l2_;          // which boxes the L2 holds (hit or miss)
+  DramQueue l2_hits_;   // the L2's bandwidth, shared by the SMs as the DRAM's is
   double dram_event_at_ = std::numeric_limits<double>::infinity();  // the earliest DramDone pending
   // Copies in flight for the loaded latency: (landing time, bytes), earliest landing on top; the
   // bytes of copies the DRAM has not served yet are counted but have no landing time.
@@ -1489,6 +1617,7 @@ class Engine {
   std::vector<uint32_t> free_copies_, done_tokens_;
   std::unique_ptr<ExternalRun> run_;  // Kernel::external's state for this run
   bool fatal_ = false;
+  bool stopped_ = false;  // the budget ran out (Verdict::Stopped)
   bool overshoot_warned_ = false;
   uint32_t slots_ = 0;
   std::vector<uint32_t> array_of_slot_;
@@ -1499,9 +1628,13 @@ class Engine {
   int observed_cta_group_ = 0;   // cta_group of the kernel's first tcgen05 op
   double dram_busy_ = 0;
   int next_cluster_ = 0;
+  bool warned_relaxed_init_ = false;
+  bool warned_store_exit_ = false;
   std::vector<CtaRt> ctas_;
   std::vector<ClusterRt> clusters_;
   std::vector<WarpRt> warps_;
+  std::vector<uint32_t> ext_stepped_;  // PTX warps stepped since the last budget poll (repeats allowed)
+  uint64_t ext_executed_ = 0;          // their instructions as of that poll
   std::vector<double> role_wait_ns_;
   std::vector<std::vector<uint32_t>> wake_lists_;
   std::vector<uint32_t> free_wake_lists_;
@@ -1510,8 +1643,57 @@ class Engine {
 
 }  // namespace
 
+namespace {
+
+// 1234567 as "1,234,567".
+std::string grouped(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int at = static_cast<int>(s.size()) - 3; at > 0; at -= 3) s.insert(static_cast<size_t>(at), ",");
+  return s;
+}
+
+// Saturating: a hostile launch's product must not wrap around into a small number.
+uint64_t mul_sat(uint64_t a, uint64_t b) { return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+std::string gigabytes(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", static_cast<double>(bytes) / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+uint64_t RunFootprint::bytes() const {
+  const uint64_t per_cta = add_sat(add_sat(kBytesPerCta, mul_sat(warps_per_cta, kBytesPerWarp)),
+                                   mul_sat(barrier_elements, kBytesPerBarrierElement));
+  const uint64_t extras = add_sat(extra_per_cta, mul_sat(warps_per_cta, extra_per_warp));
+  const uint64_t live = live_ctas == 0 ? ctas : std::min(ctas, live_ctas);
+  return add_sat(mul_sat(ctas, per_cta), mul_sat(live, extras));
+}
+
+std::string RunFootprint::refusal() const {
+  const uint64_t need = bytes();
+  if (need <= kLimitBytes) return {};
+  std::string what = grouped(ctas) + " CTA" + (ctas == 1 ? "" : "s") + " x " + grouped(warps_per_cta) + " warp" + (warps_per_cta == 1 ? "" : "s");
+  if (barrier_elements > 0) what += " and " + grouped(barrier_elements) + " barrier element" + (barrier_elements == 1 ? "" : "s") + " per CTA";
+  return what + " need ~" + gigabytes(need) + " of simulator state; the limit is " + gigabytes(kLimitBytes) +
+         " (fewer CTAs, a smaller barrier array, or a persistent launch: ctas = persistent)";
+}
+
+RunFootprint run_footprint(const Kernel& kernel) {
+  RunFootprint f;
+  f.ctas = static_cast<uint64_t>(std::max<int64_t>(0, kernel.launch.ctas));
+  f.warps_per_cta = static_cast<uint64_t>(std::max(0, kernel.launch.warps()));
+  for (const BarrierArray& a : kernel.barriers) f.barrier_elements = add_sat(f.barrier_elements, a.size);
+  return f;
+}
+
 RunResult run(const Kernel& kernel, const RunOptions& options) {
   if (!kernel.arch) throw std::runtime_error("kernel has no architecture");
+  // The front ends refuse such a launch at its line (verify/parser.cpp, verify/ptx/launch_resolve.cpp);
+  // this is the last guard for kernels built elsewhere (generated protocols, tests).
+  if (const std::string no = run_footprint(kernel).refusal(); !no.empty()) throw std::runtime_error(no);
   Engine e(kernel, options);
   return e.run();
 }

@@ -38,11 +38,24 @@ struct RunOptions {
   uint64_t seed = 1;
   double jitter = 0.0;              // relative latency jitter in [0, 1): 0.1 = +-10 %
   double issue_scale = 1.0;         // multiplies every instruction's issue cost (interleaving search)
-  uint64_t max_events = 2'000'000'000ULL;  // guard: pipesim itself never runs away
+  // The run's budget (docs/scenario-language.md, "Budget"): past any of these the run ends with
+  // Verdict::Stopped and the state of every warp. Defaults end a runaway in seconds; the largest
+  // scenario in scenarios/ takes 1.4 million events (35x below max_events). 0 = no limit.
+  uint64_t max_events = kDefaultMaxEvents;
+  double max_seconds = kDefaultMaxSeconds;           // host wall time of the run
+  uint64_t max_instructions = kDefaultMaxInstructions;  // PTX kernels: instructions the warps executed
+  static constexpr uint64_t kDefaultMaxEvents = 50'000'000ULL;
+  static constexpr double kDefaultMaxSeconds = 60.0;
+  static constexpr uint64_t kDefaultMaxInstructions = 2'000'000'000ULL;
   bool record_trace = false;        // keep the per-warp timeline for --trace
   // Named assumptions (docs/semantics.md): an empty tcgen05.commit group under cta_group::2
   // signals only the issuing CTA (FA4's report). On by default.
   bool empty_commit_local = true;
+  // Assumption store-outlives-exit: a CTA's shared memory stays alive until its bulk stores have read
+  // it, so exiting with stores no wait_group retired is a warning, not exit_inflight. Unset: on where
+  // the architecture has tcgen05 (CUTLASS's sm100 epilogues exit without a final wait_group), off
+  // elsewhere (CUTLASS's sm90 epilogues always wait).
+  std::optional<bool> store_outlives_exit;
   // The device interpreter's own cost per op (model::interpreter_cost), added when the model
   // times the interpreter's run of the scenario rather than a native kernel (crosscheck).
   const model::InterpreterCost* interp = nullptr;
@@ -150,7 +163,11 @@ struct RunResult {
   // Time each role spent blocked, summed over its warps, per barrier array.
   struct RoleWait { int role; std::string what; double ns; };
   std::vector<RoleWait> role_waits;
-  HangReport hang;                  // filled when verdict == Hang
+  HangReport hang;                  // filled when verdict == Hang; when Stopped, its groups say what every live warp was doing
+  // Verdict::Stopped: which budget ran out, and the host time the run had taken then.
+  enum class StopCause : uint8_t { None, Events, Seconds, Instructions };
+  StopCause stopped_by = StopCause::None;
+  double stopped_after_s = 0;
   // Kernel::external: the barriers' names by slot, as the program found them ("mbarrier at shared 0x40"),
   // and the instructions its warps executed.
   std::vector<std::string> barrier_names;
@@ -158,6 +175,7 @@ struct RunResult {
   // Unit utilisation: tensor pipe time summed over SMs, DRAM transfer time, SMs that ran CTAs.
   double tensor_busy_ns = 0;
   double dram_busy_ns = 0;
+  int64_t l2_hit_bytes = 0, l2_miss_bytes = 0;  // TMA load bytes the L2 served / the DRAM served
   int sms_used = 0;
   int cta_group = 0;                // of the tcgen05 instructions (0: none ran)
 };
@@ -166,6 +184,30 @@ struct RunResult {
 // how unequal a static split of the work came out. Empty when fewer than two CTAs ended.
 struct CtaEnds { double first_ns, median_ns, last_ns; int ctas; };
 std::optional<CtaEnds> cta_ends(const RunResult& result);
+
+// Host memory a run holds, estimated before anything is allocated: every CTA, every warp and every
+// barrier element of every CTA stay in memory until the run ends. Measured (pipesim check, max RSS
+// by /usr/bin/time, RelWithDebInfo, 2026-11): 10,000 -> 40,000 CTAs of 32 warps grew 1.86 GB (62 KB
+// a CTA), 10,000 -> 80,000 CTAs of 1 warp 223 MB (3.2 KB a CTA), 1,000 CTAs with 1,024 -> 16,384
+// barrier elements 2.09 GB (139 B an element). A PTX kernel adds what its front end knows it holds
+// (shared memory per CTA, registers per warp): `extra_per_cta`, `extra_per_warp`.
+struct RunFootprint {
+  uint64_t ctas = 0;
+  uint64_t warps_per_cta = 0;
+  uint64_t barrier_elements = 0;  // per CTA
+  uint64_t extra_per_cta = 0, extra_per_warp = 0;
+  // CTAs whose extras are held at once (0: every CTA): a PTX warp gives its registers and a CTA its
+  // shared memory back when it exits, so only the resident CTAs hold them.
+  uint64_t live_ctas = 0;
+  static constexpr uint64_t kBytesPerCta = 1300, kBytesPerWarp = 1900, kBytesPerBarrierElement = 140;
+  // The most a run may need; past it, the launch is refused (exit 2) instead of failing to allocate.
+  static constexpr uint64_t kLimitBytes = 8'000'000'000;
+  uint64_t bytes() const;
+  // "" when under kLimitBytes; else one sentence: "1,000,000 CTAs x 32 warps need ~62 GB of warp
+  // state; the limit is 8 GB".
+  std::string refusal() const;
+};
+RunFootprint run_footprint(const Kernel& kernel);
 
 // Runs the kernel to completion, hang or first fatal error. Throws ScenarioError on
 // operands that are bad input (evaluated counts out of range, division by zero ...).

@@ -1,6 +1,9 @@
 #include "sim/explain.hpp"
 
+#include "sim/explain_past.hpp"
+
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
@@ -104,30 +107,79 @@ Key key_of_wait(const Kernel& k, const HangInput& in, const HangInput::Warp& w) 
   return 0;
 }
 
-// Static sites of the scenario that arrive on barrier array `array` (for "nobody will arrive").
+// Static sites of the scenario that can complete a phase of barrier array `array` (for "nobody
+// will arrive"): arrivals, copies and tcgen05.commit, raw or from a pipeline call.
 void static_arrivers(const Kernel& k, uint32_t array, const std::vector<Stmt>& body, int role,
                      std::vector<std::string>& out) {
   const BarrierArray& arr = k.barriers[array];
   for (const Stmt& s : body) {
-    bool hit = false;
+    const char* how = nullptr;  // null: not a source
     if (s.kind == StmtKind::Op && s.bar && s.bar->array == array) {
       switch (s.op) {
         case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ArriveDrop:
-        case OpKind::ExpectTx: case OpKind::CompleteTx: case OpKind::TmaLoad: hit = true; break;
+        case OpKind::ExpectTx: case OpKind::CompleteTx: case OpKind::TmaLoad: how = ""; break;
+        case OpKind::Commit: how = s.mask ? " (a tcgen05.commit to the CTAs of its mask)" : " (a tcgen05.commit)"; break;
         default: break;
       }
     } else if (s.kind == StmtKind::Pipe && arr.pipeline >= 0 && s.pipeline == static_cast<uint32_t>(arr.pipeline)) {
       const PipelineDecl& p = k.pipelines[s.pipeline];
-      if (array == p.full)
-        hit = s.call == PipeCall::Tma || (s.call == PipeCall::ProducerAcquire && p.kind == PipelineKind::TmaAsync) ||
-              (s.call == PipeCall::ProducerCommit && p.kind == PipelineKind::Async);
-      else if (array == p.empty)
-        hit = s.call == PipeCall::ConsumerRelease;
+      const bool tma_fed = p.kind == PipelineKind::TmaAsync || p.kind == PipelineKind::TmaUmma;
+      const char* commit = p.multicast ? " (a tcgen05.commit to the CTAs of the pipeline's multicast mask)" : " (a tcgen05.commit)";
+      if (array == p.full) {
+        if (s.call == PipeCall::Tma || (s.call == PipeCall::ProducerAcquire && tma_fed)) how = "";
+        else if (s.call == PipeCall::ProducerCommit && p.kind == PipelineKind::UmmaAsync) how = commit;
+        else if (s.call == PipeCall::ProducerCommit && (p.kind == PipelineKind::Async || p.kind == PipelineKind::AsyncUmma)) how = "";
+      } else if (array == p.empty && s.call == PipeCall::ConsumerRelease) {
+        how = p.kind == PipelineKind::TmaUmma || p.kind == PipelineKind::AsyncUmma ? commit : "";
+      }
     }
-    if (hit) out.push_back(line_of(k, s.site) + " in role " + role_name(k, role));
+    if (how) out.push_back(line_of(k, s.site) + " in role " + role_name(k, role) + how);
     static_arrivers(k, array, s.body, role, out);
     static_arrivers(k, array, s.else_body, role, out);
   }
+}
+
+// A blocked wait that skipped a phase of its barrier, from the warp's own past waits on it: two waits
+// in a row on one parity (the barrier completed a phase in between that the warp never waited for),
+// or more completed phases than alternating waits account for. "" when the waits kept step.
+std::string phase_skip_hint(const Kernel& k, const RunResult& r, const HangInput::Warp& w, const BarrierState& b, const Past& past) {
+  const auto it = past.waits.find({w.cta, w.warp, w.slot});
+  if (it == past.waits.end() || w.op.kind != OpKind::Wait) return {};
+  const PastWaits& pw = it->second;
+  const std::string name = slot_name(k, w.slot, r);
+  const std::string parity = std::to_string(w.op.a);
+  if (pw.last_parity == w.op.a)
+    return "this warp's previous wait on " + name + " (at " + line_of(k, pw.last_site) + ") was for parity " + parity +
+           " too: the barrier completed a phase in between that this warp never waited for (a missing wait, a parity "
+           "that does not flip, or an extra completion), so this wait is for phase " + std::to_string(b.completed) +
+           ", later than meant; more arrivals are not the fix";
+  if (!pw.alternating) return {};
+  // Alternating waits from parity p0: wait number n (0-based) means phase n - p0 (a first wait on
+  // parity 1 passes on the fresh barrier, CUTLASS's producer start).
+  const int64_t meant = pw.waits - pw.first_parity;
+  if (b.completed <= meant) return {};
+  return "this warp waited on " + name + " " + std::to_string(pw.waits) + " time(s) before, flipping the parity each time, so this wait means phase " +
+         std::to_string(meant) + "; the barrier has completed " + std::to_string(b.completed) + ": " +
+         std::to_string(b.completed - meant) + " phase(s) completed without this warp's waits (an extra arrive or commit, or a wait missing in this warp), so more arrivals are not the fix";
+}
+
+// Commits to the barrier this warp waits on whose mask left its CTA out.
+std::vector<std::string> missed_commit_hints(const Kernel& k, const RunResult& r, const HangInput::Warp& w, const Past& past) {
+  std::vector<std::string> out;
+  const auto it = past.missed.find({w.cta, w.slot});
+  if (it == past.missed.end()) return out;
+  const int rank = cta_coord(k, w.cta).rank;
+  for (const MissedCommit& m : it->second) {
+    std::string ranks;
+    for (int x : m.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(x);
+    std::string mask;
+    for (int64_t v = m.mask; v > 0; v >>= 1) mask.insert(mask.begin(), (v & 1) ? '1' : '0');
+    out.push_back(std::to_string(m.count) + " tcgen05.commit(s) to " + slot_name(k, w.slot, r) + " at " + line_of(k, m.site) + " by warp" +
+                  (m.warps.size() > 1 ? "s " : " ") + fold_list({m.warps.begin(), m.warps.end()}) + role_suffix(k, m.role) +
+                  " of cluster rank" + (m.ranks.size() > 1 ? "s " : " ") + ranks + " went to mask 0b" + mask +
+                  ", which leaves out this CTA (rank " + std::to_string(rank) + ")");
+  }
+  return out;
 }
 
 }  // namespace
@@ -145,6 +197,31 @@ std::string short_origin(const std::string& origin) {
     out += piece;
     if (end < origin.size()) out += ", called at ";
     at = end == origin.size() ? end : end + 12;
+  }
+  return out;
+}
+
+std::string fold_list(std::vector<int> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  std::string out;
+  int pieces = 0;
+  for (size_t i = 0; i < v.size();) {
+    // The longest run from i with one step; a run of three or more is one piece.
+    size_t j = i;
+    const int step = i + 1 < v.size() ? v[i + 1] - v[i] : 0;
+    while (j + 1 < v.size() && v[j + 1] - v[j] == step) ++j;
+    if (pieces++ == 8) { out += ", ..."; break; }
+    if (!out.empty()) out += ", ";
+    if (j - i >= 2 && step == 1) {
+      out += std::to_string(v[i]) + "-" + std::to_string(v[j]);
+    } else if (j - i >= 3) {
+      out += std::to_string(v[i]) + ", " + std::to_string(v[i + 1]) + ", ..., " + std::to_string(v[j]);
+    } else {
+      out += std::to_string(v[i]);
+      j = i;  // shorter runs: one number per piece (the next may start a run of its own)
+    }
+    i = j + 1;
   }
   return out;
 }
@@ -193,6 +270,16 @@ void explain_hang(HangInput& in) {
       // The warp's own program would fail further on; what was found so far stands.
     }
   }
+
+  // The past of the warps of clusters with a blocked mbarrier wait (explain_past.hpp).
+  std::set<std::pair<int, uint32_t>> waited;
+  std::set<std::pair<int, int>> blocked_on_mbarrier;
+  for (const auto& w : in.warps)
+    if (w.wait == WaitKind::Mbarrier) {
+      waited.insert({w.cta, w.slot});
+      blocked_on_mbarrier.insert({w.cta, w.warp});
+    }
+  const Past past = replay_past(k, in.result, waited, blocked_on_mbarrier, 20'000'000);
 
   // Wait-for edges: W -> X when X could still advance what W waits on.
   std::vector<std::vector<int>> edges(static_cast<size_t>(n));
@@ -281,17 +368,7 @@ void explain_hang(HangInput& in) {
     for (const std::string& sig : order) {
       const Agg& a = aggs[sig];
       const int xrole = std::stoi(sig.substr(0, sig.find('|')));
-      // Warp lists as ranges: "4-11", "4, 8".
-      std::vector<int> sorted_w = a.warps;
-      std::sort(sorted_w.begin(), sorted_w.end());
-      std::string ws;
-      for (size_t q = 0; q < sorted_w.size();) {
-        size_t e = q;
-        while (e + 1 < sorted_w.size() && sorted_w[e + 1] == sorted_w[e] + 1) ++e;
-        ws += (ws.empty() ? "" : ", ") + (e - q >= 2 ? std::to_string(sorted_w[q]) + "-" + std::to_string(sorted_w[e])
-                                                       : std::to_string(sorted_w[q]) + (e > q ? ", " + std::to_string(sorted_w[e]) : ""));
-        q = e + 1;
-      }
+      const std::string ws = fold_list(a.warps);
       std::string where;
       if (!a.ranks.empty()) {
         where = " of cluster rank";
@@ -318,9 +395,15 @@ void explain_hang(HangInput& in) {
           s -= a.size;
         }
       }
-      g.hints.push_back("it needs phase " + std::to_string(b.completed) + " to complete: " +
-                        (b.pending > 0 ? std::to_string(b.pending) + " more arrival(s) of " + std::to_string(b.expected) : std::string("all arrivals are in")) +
-                        (b.tx > 0 ? ", " + std::to_string(b.tx) + " more byte(s)" : b.tx < 0 ? ", and tx back to 0" : ""));
+      // "More arrivals" is the reading only when this warp's waits kept step with the barrier's phases;
+      // a wait that skipped a phase (its own missing wait, or an extra completion) says so instead.
+      if (std::string skip = phase_skip_hint(k, in.result, w, b, past); !skip.empty())
+        g.hints.push_back(skip);
+      else
+        g.hints.push_back("it needs phase " + std::to_string(b.completed) + " to complete: " +
+                          (b.pending > 0 ? std::to_string(b.pending) + " more arrival(s) of " + std::to_string(b.expected) : std::string("all arrivals are in")) +
+                          (b.tx > 0 ? ", " + std::to_string(b.tx) + " more byte(s)" : b.tx < 0 ? ", and tx back to 0" : ""));
+      for (const std::string& m : missed_commit_hints(k, in.result, w, past)) g.hints.push_back(m);
       if (b.tx < 0)
         g.hints.push_back("tx is " + std::to_string(b.tx) + ": " + std::to_string(-b.tx) +
                           " more byte(s) landed than were expected; only another expect_tx of that many bytes can complete the phase (bytes overshoot the expect_tx)");
@@ -348,7 +431,7 @@ void explain_hang(HangInput& in) {
         std::string h = "no live warp of the cluster will arrive on " + slot_name(k, w.slot, in.result) + " again";
         if (!sites.empty()) {
           h += "; arrivals on " + arr->name + " come from ";
-          for (size_t i2 = 0; i2 < sites.size() && i2 < 3; ++i2) h += (i2 ? ", " : "") + sites[i2];
+          for (size_t i2 = 0; i2 < sites.size(); ++i2) h += (i2 ? ", " : "") + sites[i2];
           h += ", which these warps have passed, skipped (zero-trip loop or untaken branch) or exited";
         }
         g.hints.push_back(h);
@@ -391,6 +474,8 @@ void explain_hang(HangInput& in) {
   }
   if (truncated)
     for (HangGroup& g : rep.groups) g.hints.push_back("look-ahead was limited to " + std::to_string(budget_per_warp) + " ops per warp");
+  if (past.truncated)
+    for (HangGroup& g : rep.groups) g.hints.push_back("the replay of the warps' past stopped after 20000000 ops: hints on skipped phases and commits may be missing");
 
   // Cycles: strongly connected components of the wait-for graph (Tarjan, iterative-safe sizes).
   std::vector<int> idx(static_cast<size_t>(n), -1), low(static_cast<size_t>(n), 0), comp(static_cast<size_t>(n), -1);
@@ -463,6 +548,46 @@ void explain_hang(HangInput& in) {
     }
     if (seen.insert(s).second) rep.cycles.push_back(s);
   }
+}
+
+}  // namespace pipesim::sim
+
+namespace pipesim::sim {
+
+void describe_stop(HangInput& in) {
+  const Kernel& k = in.kernel;
+  HangReport& rep = in.result.hang;
+  rep.unlaunched_clusters = in.unlaunched_clusters;
+  // One group per (role, site, what the warp does there); no look-ahead: a stopped run is a long
+  // one, and its warps' futures are what did not finish.
+  std::map<std::string, size_t> index;
+  for (const HangInput::Warp& w : in.warps) {
+    const std::string doing = w.wait == WaitKind::None ? std::string() : waits_on(k, w, in.result);
+    const std::string key = std::to_string(w.role) + "|" + std::to_string(w.op.site) + "|" + doing;
+    auto [it, fresh] = index.try_emplace(key, rep.groups.size());
+    if (fresh) {
+      HangGroup g;
+      g.role = w.role;
+      g.site = w.op.site;
+      g.waits_on = doing;
+      if (w.wait == WaitKind::Mbarrier) g.state = in.result.barriers[static_cast<size_t>(w.cta)][w.slot];
+      g.key = key;
+      rep.groups.push_back(std::move(g));
+    }
+    rep.groups[it->second].members.push_back({w.cta, w.warp});
+  }
+}
+
+std::string stop_summary(const RunResult& r) {
+  const char* budget = r.stopped_by == RunResult::StopCause::Seconds        ? "--max-seconds"
+                       : r.stopped_by == RunResult::StopCause::Instructions ? "--max-instructions"
+                                                                            : "--max-events";
+  std::string s = "stopped after " + std::to_string(r.events) + " events";
+  if (r.instructions > 0) s += " and " + std::to_string(r.instructions) + " PTX instructions";
+  char tail[160];
+  std::snprintf(tail, sizeof tail, " / %.1f s at simulated time %.3f us: the kernel did not finish; raise %s to go on", r.stopped_after_s,
+                r.end_ns / 1000.0, budget);
+  return s + tail;
 }
 
 }  // namespace pipesim::sim

@@ -3,6 +3,7 @@
 // cycles among them. General analysis only: no text is written per known bug.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sim/engine.hpp"
@@ -34,9 +35,20 @@ struct HangInput {
 
 void explain_hang(HangInput& in);
 
+// A run stopped by its budget (Verdict::Stopped): what every live warp was doing, grouped by role,
+// site and wait ("running" when not blocked: waits_on is empty), into `result.hang.groups`.
+void describe_stop(HangInput& in);
+// "stopped after N events / T s at simulated time X: the scenario did not finish; raise --max-... to go on".
+std::string stop_summary(const RunResult& r);
+
 // A site's source position for people: a header path is shown from its include root, as compilers
 // name headers ("…/site-packages/cutlass_library/source/include/cutlass/arch/barrier.h:424:15" reads
 // "cutlass/arch/barrier.h:424:15"). Site::origin itself keeps the whole path.
 std::string short_origin(const std::string& origin);
+
+// An integer list as reports fold it (CTAs, warps): sorted, duplicates dropped, consecutive runs as
+// "0-3", runs of one larger step as "0, 2, ..., 74", two neighbours as "4, 5"; after eight pieces
+// ", ...". The one folding of every report (hang groups, unblockers, grouped findings).
+std::string fold_list(std::vector<int> v);
 
 }  // namespace pipesim::sim

@@ -39,6 +39,10 @@ class ExternalRun {
   // Barrier slots discovered so far: a BarRef's index (array 0) is a slot below this.
   virtual uint32_t barrier_slots() const = 0;
   virtual std::string barrier_name(uint32_t slot) const = 0;
+  // clusterlaunchcontrol.try_cancel's response for CTA `cta` at its shared offset `offset`: the
+  // cluster it cancelled (engine numbering: cluster c holds CTAs c * size .. c * size + size - 1),
+  // or -1 when every cluster had already launched.
+  virtual void clc_response(int cta, uint32_t offset, int cluster) = 0;
 };
 
 class ExternalProgram {

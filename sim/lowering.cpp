@@ -1,5 +1,7 @@
 #include "sim/lowering.hpp"
 
+#include "sim/l2.hpp"
+
 #include <bit>
 #include <string>
 
@@ -119,10 +121,21 @@ WarpProgram::WarpProgram(const Kernel& kernel, int cta, int warp)
 }
 
 bool WarpProgram::next(Op& op) {
+  uint32_t idle_steps = 0;  // statements stepped through since the last op
+  uint32_t idle_site = 0;
   while (qhead_ == qsize_) {
     qsize_ = qhead_ = 0;
     qspill_.clear();
     if (stack_.empty()) return false;
+    // A loop whose body yields no op (`for k in 0 .. 10**12:` around an untaken `if`) would keep this
+    // call from returning: every kIdleSteps statements it yields a zero-time compute, an event the
+    // run's budget counts (RunOptions::max_events). No scenario in scenarios/ comes near.
+    if (++idle_steps > kIdleSteps) {
+      op = Op{};
+      op.kind = OpKind::Compute;
+      op.site = idle_site;
+      return true;
+    }
     Frame& f = stack_.back();
     if (f.pc >= f.body->size()) {
       if (f.loop) {
@@ -137,6 +150,7 @@ bool WarpProgram::next(Op& op) {
       continue;
     }
     const Stmt& s = (*f.body)[f.pc++];
+    idle_site = s.site;
     switch (s.kind) {
       case StmtKind::For: {
         const int64_t b = eval_in(*s.begin, env_), e = eval_in(*s.end, env_);
@@ -167,6 +181,13 @@ bool WarpProgram::next(Op& op) {
 
 int64_t WarpProgram::value(const std::optional<Expr>& e, int64_t fallback) const {
   return e ? eval_in(*e, env_) : fallback;
+}
+
+// A TMA's `box =`, as the engine's footprint key (0: none given).
+uint64_t WarpProgram::box_of(const Stmt& s) const {
+  if (!s.box) return 0;
+  const int64_t v = eval_in(*s.box, env_);
+  return box_key(1, &v, 1);
 }
 
 Op WarpProgram::make(OpKind kind, const Stmt& s) const {
@@ -215,6 +236,7 @@ void WarpProgram::expand(const Stmt& s) {
       op.a = value(s.bytes, 0);
       op.b = value(s.mask, 0);
       if (s.mask) op.flags |= kFlagMulticast;
+      op.box = box_of(s);
       break;
     case OpKind::BulkStore: op.a = value(s.bytes, 0); break;
     case OpKind::WaitGroup: op.a = value(s.n, 0); op.b = value(s.expect, 0); break;
@@ -245,7 +267,7 @@ void WarpProgram::expand(const Stmt& s) {
     case OpKind::TmemWait: op.a = value(s.n, 0); break;
     case OpKind::StageWrite: break;
     // Only external programs (PTX) issue these; the scenario language has no statement for them.
-    case OpKind::MmaCommitGroup: case OpKind::MmaWaitGroup: case OpKind::Fault: break;
+    case OpKind::MmaCommitGroup: case OpKind::MmaWaitGroup: case OpKind::Fault: case OpKind::ClcTryCancel: break;
   }
   switch (s.op) {
     case OpKind::Mma: case OpKind::Commit: case OpKind::TmemAlloc: case OpKind::TmemDealloc:
@@ -409,6 +431,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       t.b = value(s.mask, 0);
       t.flags = kFlagFromPipeline | kFlagProducerSide;
       if (s.mask) t.flags |= kFlagMulticast;
+      t.box = box_of(s);
       // .cta_group::2: the bytes complete on the pair leader's barrier (the engine maps each
       // destination CTA to its leader).
       if (p.kind == PipelineKind::TmaUmma && kernel_->launch.cta_group == 2) t.flags |= kFlagCtaGroup2;

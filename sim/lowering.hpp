@@ -68,6 +68,7 @@ class WarpProgram {
   Op make(OpKind kind, const Stmt& s) const;
   BarRef bar_of(const BarOperand& b) const;
   int64_t value(const std::optional<Expr>& e, int64_t fallback) const;
+  uint64_t box_of(const Stmt& s) const;
   int64_t stage_index(const SideState& st, int64_t stages) const;
   int64_t stage_phase(const SideState& st, int64_t stages) const;
   void advance(SideState& st, int64_t stages);
@@ -91,6 +92,7 @@ class WarpProgram {
   boost::container::small_vector<PipeWarp, 4> pipes_;
   // Ops of the current statement, consumed from qhead_: an inline buffer (most statements make
   // one to three ops) and a spill vector for long expansions (tails, wide multicasts).
+  static constexpr uint32_t kIdleSteps = 4096;  // statements without an op before next() yields anyway
   static constexpr size_t kQueueInline = 8;
   Op qbuf_[kQueueInline];
   std::vector<Op> qspill_;

@@ -35,6 +35,7 @@ std::string_view op_name(OpKind k) {
     case OpKind::MmaCommitGroup: return "wgmma.commit_group";
     case OpKind::MmaWaitGroup: return "wgmma.wait_group";
     case OpKind::Fault: return "fault";
+    case OpKind::ClcTryCancel: return "clusterlaunchcontrol.try_cancel";
   }
   return "?";
 }

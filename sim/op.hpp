@@ -32,7 +32,7 @@ enum class OpKind : uint8_t {
   WaitGroup,       // cp.async.bulk.wait_group; a = N; b = 1 for .read
   NamedSync,       // bar.sync; a = id; b = thread count
   NamedArrive,     // bar.arrive; a = id; b = thread count
-  ClusterArrive,   // barrier.cluster.arrive
+  ClusterArrive,   // barrier.cluster.arrive; b: kClusterArrive* (scenarios: 0)
   ClusterWait,     // barrier.cluster.wait
   // tcgen05 (sm_100a / sm_103a). cta_group::2 is the kFlagCtaGroup2 flag.
   Mma,             // tcgen05.mma; a = packed MmaShape (pack_mma); b = how many instructions
@@ -51,7 +51,15 @@ enum class OpKind : uint8_t {
   MmaWaitGroup,    // wgmma.wait_group; a = N: until at most N of the warp's groups are pending
   Fault,           // the warp's own code faulted (external programs: trap, a bad address ...):
                    // ExternalWarp::fault() says what
+  ClcTryCancel,    // clusterlaunchcontrol.try_cancel: cancels the next cluster not yet launched (if
+                   // any); the 16-byte response (ExternalRun::clc_response) lands at shared offset a
+                   // with complete_tx(16) on bar, in every CTA of the cluster when b = 1 (multicast)
 };
+
+// ClusterArrive.b. A PTX kernel's arrive says whether it releases (its default) or is .relaxed; a
+// scenario's cluster_arrive (0) publishes only fenced inits, as CUTLASS's relaxed arrive does.
+inline constexpr int64_t kClusterArriveRelaxed = 1;
+inline constexpr int64_t kClusterArriveRelease = 2;
 
 using model::MmaKind;
 
@@ -102,6 +110,9 @@ struct Op {
   // Wait: when kFlagPhaseTracked, the count of completed phases the wait is for ("phase
   // t-1 has completed"): meaningful only while the barrier has completed t-1 or t phases.
   int64_t b = 0;
+  // TmaLoad / BulkStore: the global box it reads or writes, a footprint key (sim/l2.hpp box_key);
+  // 0 = not known (never an L2 hit).
+  uint64_t box = 0;
 };
 
 }  // namespace pipesim::sim

@@ -154,7 +154,7 @@ struct Stmt {
   OpKind op = OpKind::Compute;
   std::optional<BarOperand> bar;
   // Named operands; which ones an op uses is listed in docs/scenario-language.md.
-  std::optional<Expr> count, bytes, parity, phase, mask, ns, id, threads, n, expect;
+  std::optional<Expr> count, bytes, parity, phase, mask, ns, id, threads, n, expect, box;
   // Pipe / SetState
   uint32_t pipeline = 0;
   PipeCall call = PipeCall::ProducerAcquire;
@@ -199,7 +199,9 @@ struct Launch {
   int warps() const { return static_cast<int>((threads + 31) / 32); }
 };
 
-enum class Verdict : uint8_t { Ok, Hang, Error };
+// Stopped: the run's budget (RunOptions::max_events, max_seconds, max_instructions) ran out before
+// the kernel finished, hung or faulted: no verdict about the kernel itself.
+enum class Verdict : uint8_t { Ok, Hang, Error, Stopped };
 
 struct Expectation {
   Verdict verdict = Verdict::Ok;

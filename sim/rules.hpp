@@ -43,6 +43,26 @@ inline constexpr RuleInfo kRules[] = {
     {"stages_lost", false, "a pipeline has fewer stages than the stage solver fits with the derived footprints"},
 };
 
+// Why a warning matters or not, in one line for every report that shows it: the general reading of
+// the rule, not a kernel's. Every non-fatal rule has one (tests/test_report.cpp checks).
+struct WarningImpact {
+  std::string_view id;
+  std::string_view impact;
+};
+inline constexpr WarningImpact kWarningImpacts[] = {
+    {"tx_overshoot", "not harmless: tx stays below zero, so the barrier's next phase completes only if another expect_tx covers the surplus (a hang if a wait needs it); on the GPU the bytes may instead complete the phase early, a race"},
+    {"empty_commit", "not harmless under the assumption: the other CTAs of the mask miss this arrival, so their waits on the barrier hang unless another commit covers them (with --assume empty-commit-local=off it reaches them)"},
+    {"dangling_expect_tx", "harmless to this run: the CTA has exited, so nothing waits on the barrier again and the next CTA's init resets it; a bug only if a consumer needed the bytes that never came, or if the barrier were reused"},
+    {"budget_mismatch", "harmless to correctness: the kernel runs as declared, but a number written by hand disagrees with the derived footprint, so the budget is not what it says"},
+    {"stages_lost", "harmless to correctness, costs speed: fewer stages than fit hide less of the copy latency"},
+};
+
+inline std::string_view warning_impact(std::string_view id) {
+  for (const WarningImpact& w : kWarningImpacts)
+    if (w.id == id) return w.impact;
+  return {};
+}
+
 // Rules the hardware does not check: it runs on by the PTX rules (a stale parity aliases, late bytes
 // count in the next phase). RunOptions::hardware_only records these as warnings and goes on, so
 // that a run predicts what the GPU does (crosscheck); `pipesim check` stops at them.

@@ -29,7 +29,7 @@ std::string verdict_of(const CheckResult& r) {
   switch (r.result.verdict) {
     case sim::Verdict::Ok: return "ok";
     case sim::Verdict::Hang: return "hang";
-    case sim::Verdict::Error: return "error " + (r.result.findings.empty() ? std::string("?") : r.result.findings.front().kind);
+    case sim::Verdict::Error: return "error " + (r.result.findings.empty() ? std::string("?") : r.result.findings.front().kind);    case sim::Verdict::Stopped: return "stopped";
   }
   return "?";
 }

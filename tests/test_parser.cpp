@@ -679,7 +679,7 @@ TEST(ParserErrors, Expectations) {
   EXPECT_FALSE(parse(role("compute 1 ns")).expect.has_value());
   EXPECT_ERR(role("compute 1 ns") + "expect error stale_wiat\n", 7, 14,
              "unknown error kind 'stale_wiat'; did you mean 'stale_wait'?");
-  EXPECT_ERR(role("compute 1 ns") + "expect fine\n", 7, 8, "expected 'ok', 'hang' or 'error', found 'fine'");
+  EXPECT_ERR(role("compute 1 ns") + "expect fine\n", 7, 8, "expected 'ok', 'hang', 'error' or 'stopped', found 'fine'");
 }
 
 // ------------------------------------------------------------------ errors: ranges

@@ -441,6 +441,13 @@ TEST(PtxMachine, FloatArithmetic) {
   EXPECT_EQ(f32("  copysign.f32 %f1, -1.0, 3.0;"), -3.0f);
   EXPECT_EQ(lane0("  add.rn.f16x2 %r1, 0x3c004000, 0x3c003c00;\n  cvt.u64.u32 %res, %r1;"), 0x40004200u);
   EXPECT_EQ(lane0("  fma.rn.bf16 %h1, 0x3f80, 0x4000, 0x3f80;\n  cvt.u64.u16 %res, %h1;"), 0x4040u);
+  // sm_100's f32x2: two f32 in a 64-bit register, low half first (1*2+1 = 3, 2*3+1 = 7).
+  EXPECT_EQ(lane0("  fma.rn.f32x2 %res, 0x400000003F800000, 0x4040000040000000, 0x3F8000003F800000;"),
+            0x40E0000040400000ull);
+  // A .b128 register (cluster launch control's response) packs two 64-bit halves; it keeps the low one.
+  EXPECT_EQ(lane0("  .reg .b128 %q<2>;\n  mov.b64 %rd1, 77;\n  mov.b64 %rd2, 0;\n  mov.b128 %q1, {%rd1, %rd2};\n"
+                  "  mov.b128 {%res, %rd3}, %q1;"),
+            77u);
   EXPECT_EQ(lane0("  testp.notanumber.f32 %p1, 0f7FC00000;\n  selp.u64 %res, 1, 0, %p1;"), 1u);
   EXPECT_EQ(lane0("  testp.subnormal.f32 %p1, 0f00000001;\n  selp.u64 %res, 1, 0, %p1;"), 1u);
   EXPECT_EQ(lane0("  add.f64 %fd1, 0d3FF0000000000000, 0d3FF0000000000000;\n  mov.b64 %res, %fd1;"),

@@ -519,8 +519,8 @@ void expect_decode_error(const std::string& line, const std::string& message, co
 TEST(PtxMachine, UnsupportedInstructionsAreErrorsWithTheirPosition) {
   expect_decode_error("frobnicate.u32 %r1, 1;", "unsupported instruction 'frobnicate.u32'");
   expect_decode_error("add.zz.u32 %r1, %r1, 1;", "unsupported instruction 'add.zz.u32'");
-  expect_decode_error("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;",
-                      "unsupported instruction 'tcgen05.alloc");
+  expect_decode_error("tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;",
+                      "unsupported instruction 'tensormap.replace");
   expect_decode_error("add.u64 %rd1, %r1, 1;", "too narrow", "%r1");
   expect_decode_error("add.u32 %r1, %p1, 1;", "is a predicate", "%p1");
   expect_decode_error("ld.global.v4.u32 {%r1, %r2}, [%rd1];", "elements");

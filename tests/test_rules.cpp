@@ -353,15 +353,22 @@ TEST(CheckBadInput, BarrierIndexPastTheArrayAtRunTimeIsBadInput) {
   EXPECT_TRUE(has(r.diagnostic, "^")) << r.diagnostic;
 }
 
-TEST(CheckBadInput, RunawayScenarioStopsAtTheEventLimit) {
+TEST(CheckBudget, RunawayScenarioStopsAtTheEventBudgetWithEveryWarpsState) {
   const CheckResult r = check_inline(
       "role probe warp 0:\n  for i in 0 .. 1000000:\n    arrive bar\n    wait bar parity = i & 1\nexpect ok\n", {}, 500);
-  ASSERT_TRUE(r.bad_input) << r.report;
-  EXPECT_TRUE(has(r.diagnostic, "inline.scn: error: event limit of 500 reached")) << r.diagnostic;
-  EXPECT_TRUE(has(r.diagnostic, "--max-events")) << r.diagnostic;
-  // Without the limit the same scenario is fine at a smaller size.
-  EXPECT_FALSE(check_inline("role probe warp 0:\n  for i in 0 .. 100:\n    arrive bar\n    wait bar parity = i & 1\nexpect ok\n")
-                   .bad_input);
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  EXPECT_EQ(r.result.verdict, sim::Verdict::Stopped);
+  EXPECT_EQ(r.result.stopped_by, sim::RunResult::StopCause::Events);
+  EXPECT_EQ(r.result.events, 500u);
+  EXPECT_FALSE(r.matches_expect);
+  EXPECT_TRUE(has(r.report, "stopped after 500 events / ")) << r.report;
+  EXPECT_TRUE(has(r.report, "the kernel did not finish; raise --max-events to go on")) << r.report;
+  EXPECT_TRUE(has(r.report, "what each warp was doing:\ninline.scn:")) << r.report;
+  EXPECT_TRUE(has(r.report, "inline.scn:7:5: warp 0 in CTA 0 (probe) is running\n")) << r.report;
+  // Without the budget the same scenario is fine at a smaller size.
+  EXPECT_EQ(check_inline("role probe warp 0:\n  for i in 0 .. 100:\n    arrive bar\n    wait bar parity = i & 1\nexpect ok\n")
+                .result.verdict,
+            sim::Verdict::Ok);
 }
 
 TEST(CheckBadInput, DefineOfAnUnknownParameterIsBadInput) {
@@ -481,12 +488,18 @@ TEST_F(CheckCommand, RuntimeScenarioErrorExits2WithFileLineColAndCaret) {
   EXPECT_TRUE(has(r.err, "^")) << r.err;
 }
 
-TEST_F(CheckCommand, RunawayScenarioExits2AtMaxEvents) {
+TEST_F(CheckCommand, RunawayScenarioIsStoppedAtMaxEventsAndExits3) {
   const std::string f = tmp.write(
       "runaway.scn", std::string(kHeader) + "role probe warp 0:\n  for i in 0 .. 1000000000:\n    arrive bar\n    wait bar parity = i & 1\nexpect ok\n");
   const CmdRun r = pipesim(tmp, {"check", "--max-events", "1000", f});
-  EXPECT_EQ(r.code, 2) << r.out << r.err;
-  EXPECT_TRUE(has(r.err, f + ": error: event limit of 1000 reached; raise it with --max-events")) << r.err;
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "got stopped")) << r.out;
+  EXPECT_TRUE(has(r.out, "stopped after 1000 events / ")) << r.out;
+  EXPECT_TRUE(has(r.out, "raise --max-events to go on")) << r.out;
+  // The wall-time budget: a billion iterations do not end in 0.2 s.
+  const CmdRun timed = pipesim(tmp, {"check", "--max-events", "0", "--max-seconds", "0.2", f});
+  EXPECT_EQ(timed.code, 3) << timed.out << timed.err;
+  EXPECT_TRUE(has(timed.out, "raise --max-seconds to go on")) << timed.out;
 }
 
 TEST_F(CheckCommand, TimingOverrideOfAnUnknownFieldOrABadValueExits2) {

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <new>
 #include <sstream>
 
+#include "sim/explain_past.hpp"
 #include "verify/report.hpp"
 #include "verify/scenario_budget.hpp"
 
@@ -33,10 +35,15 @@ CheckResult check_text(const std::string& path, const std::string& text, const C
   try {
     if (launch_fails) r.result.verdict = sim::Verdict::Error;
     else r.result = sim::run(r.kernel, options.run);
+    sim::annotate_stale_waits(r.kernel, r.result);  // the cause of a warp behind its barrier, from the past
     r.result.findings.insert(r.result.findings.end(), budget.findings.begin(), budget.findings.end());
   } catch (const sim::ScenarioError& e) {
     r.bad_input = true;
     r.diagnostic = render_diagnostic(path, r.kernel.lines, e.loc, "error", e.what());
+    return r;
+  } catch (const std::bad_alloc&) {
+    r.bad_input = true;
+    r.diagnostic = path + ": error: " + kOutOfMemory + "\n";
     return r;
   } catch (const std::exception& e) {
     r.bad_input = true;

@@ -51,6 +51,22 @@ struct CheckResult {
   std::optional<Interleavings> interleavings;
 };
 
+// `pipesim check`'s exit code over the files it checked: 2 when one was bad input, else 3 when a run
+// was stopped by its budget without `expect stopped` (no verdict: docs/scenario-language.md,
+// "Budget"), else 1 when a verdict differs from its `expect`, else 0.
+inline constexpr int kExitStopped = 3;
+inline int check_exit_code(int bad_input, int stopped, int mismatched) {
+  return bad_input > 0 ? 2 : stopped > 0 ? kExitStopped : mismatched > 0 ? 1 : 0;
+}
+// What a std::bad_alloc tells the user: sizes are checked before a run allocates (sim::RunFootprint),
+// so this is the last resort (check_text, check_ptx, verify/main.cpp).
+inline constexpr const char* kOutOfMemory =
+    "out of memory: the input needs more host memory than this machine gives; a smaller launch (fewer CTAs, "
+    "warps or barrier elements) or smaller -D values will run";
+inline bool stopped_unexpectedly(const CheckResult& r) {
+  return !r.bad_input && !r.matches_expect && r.result.verdict == sim::Verdict::Stopped;
+}
+
 // A PTX kernel (checked under a launch) rather than a scenario: the path ends in .ptx.
 inline bool is_ptx_kernel(const std::string& path) { return path.ends_with(".ptx"); }
 

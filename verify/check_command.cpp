@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,12 +11,15 @@
 #include <set>
 #include <string>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "verify/check.hpp"
 #include "verify/explore.hpp"
 #include "verify/inputs.hpp"
 #include "verify/json_report.hpp"
+#include "verify/progress.hpp"
 #include "verify/report.hpp"
 #include "verify/trace.hpp"
 
@@ -27,9 +31,13 @@ struct Options {
   std::vector<std::string> defines;
   uint64_t seed = 1;
   double jitter = 0;
-  uint64_t max_events = 2'000'000'000ULL;
+  uint64_t max_events = sim::RunOptions::kDefaultMaxEvents;  // the run's budget (Verdict::Stopped past it)
+  double max_seconds = sim::RunOptions::kDefaultMaxSeconds;
+  uint64_t max_instructions = sim::RunOptions::kDefaultMaxInstructions;
   bool json = false;
   bool verbose = false;
+  bool quiet = false;         // the verdict line only (exit codes unchanged)
+  std::string color = "auto"; // auto | always | never: ANSI colour of verdicts and severities
   std::string trace;
   std::vector<std::string> assume;
   int explore = 0;            // extra jittered runs per scenario (race check)
@@ -38,12 +46,14 @@ struct Options {
   std::vector<std::string> timing;  // NAME=VALUE over the architecture's timing table
   std::string launch;         // PTX kernels: the launch file
   std::string expect;         // PTX kernels: the verdict expected (ok, hang, error[:KIND])
+  std::string sweep;          // NAME=a,b,c: the one file at each value of one -D setting
 };
 
 // "ok", "hang", "error", "error:KIND" (or "error KIND") as an expectation.
 bool parse_expectation(const std::string& text, sim::Expectation& out) {
   if (text == "ok") out.verdict = sim::Verdict::Ok;
   else if (text == "hang") out.verdict = sim::Verdict::Hang;
+  else if (text == "stopped") out.verdict = sim::Verdict::Stopped;
   else if (text.rfind("error", 0) == 0 && (text.size() == 5 || text[5] == ':' || text[5] == ' ')) {
     out.verdict = sim::Verdict::Error;
     out.error_kind = text.size() > 6 ? text.substr(6) : "";
@@ -88,6 +98,8 @@ std::string run_flags(const Options& o) {
   for (const std::string& t : o.timing) out += " --timing " + t;
   if (o.interp_cost) out += " --interp-cost";
   if (o.max_events != Options{}.max_events) out += fmt::format(" --max-events {}", o.max_events);
+  if (o.max_seconds != Options{}.max_seconds) out += fmt::format(" --max-seconds {}", o.max_seconds);
+  if (o.max_instructions != Options{}.max_instructions) out += fmt::format(" --max-instructions {}", o.max_instructions);
   return out;
 }
 
@@ -112,6 +124,60 @@ std::string trails_report(const CheckResult& r, const Exploration& e, const Chec
   return out;
 }
 
+// --sweep NAME=a,b,c: the one file checked at each value of NAME (a scenario parameter, or a PTX
+// launch setting), one line each with the predicted time and the verdict, fastest first.
+int run_sweep(const Options& o, const CheckOptions& co, const std::string& file) {
+  const size_t eq = o.sweep.find('=');
+  const std::string name = eq == std::string::npos ? "" : o.sweep.substr(0, eq);
+  std::vector<std::string> values;
+  for (size_t at = eq + 1; eq != std::string::npos && at <= o.sweep.size();) {
+    const size_t comma = std::min(o.sweep.find(',', at), o.sweep.size());
+    values.push_back(o.sweep.substr(at, comma - at));
+    at = comma + 1;
+  }
+  const bool ptx = is_ptx_kernel(file);
+  for (const std::string& v : values) {
+    std::vector<Define> one;
+    std::string bad;
+    if (name.empty() || v.empty() || (!ptx && !parse_defines({name + "=" + v}, one, bad))) {
+      std::cerr << fmt::format("pipesim: error: --sweep {}: expected NAME=V1,V2,... with {}\n", o.sweep,
+                               ptx ? "launch settings as -D takes them" : "integer values");
+      return 2;
+    }
+  }
+  struct Point {
+    std::string value;
+    CheckResult r;
+  };
+  std::vector<Point> points;
+  for (const std::string& v : values) {
+    CheckOptions c = co;
+    if (ptx) {
+      c.launch_sets.push_back(name + "=" + v);
+    } else {
+      std::erase_if(c.defines, [&](const Define& d) { return d.name == name; });
+      std::string bad;
+      parse_defines({name + "=" + v}, c.defines, bad);
+    }
+    CheckResult r = check_file(file, c);
+    if (r.bad_input) {
+      std::cerr << r.diagnostic;
+      return 2;
+    }
+    points.push_back({v, std::move(r)});
+  }
+  std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.r.result.end_ns < b.r.result.end_ns; });
+  int stopped = 0, mismatched = 0;
+  for (const Point& p : points) {
+    const std::string want = p.r.kernel.expect ? expectation_text(*p.r.kernel.expect) : "ok";
+    std::cout << fmt::format("{:<4}  {}={:<12} {:10.2f} us  expect {:<12} got {}\n", p.r.matches_expect ? "ok" : "FAIL", name, p.value,
+                             p.r.result.end_ns / 1000.0, want, outcome_text(p.r.result));
+    if (stopped_unexpectedly(p.r)) ++stopped;
+    else if (!p.r.matches_expect) ++mismatched;
+  }
+  return check_exit_code(0, stopped, mismatched);
+}
+
 int run_check(const Options& o) {
   std::string error;
   const std::vector<std::string> files = scenario_files(o.inputs, error);
@@ -123,6 +189,8 @@ int run_check(const Options& o) {
   co.run.seed = o.seed;
   co.run.jitter = o.jitter;
   co.run.max_events = o.max_events;
+  co.run.max_seconds = o.max_seconds;
+  co.run.max_instructions = o.max_instructions;
   co.run.record_trace = !o.trace.empty();
   if (o.interp_cost) co.run.interp = model::interpreter_cost("sm_90a");
   // -D is a scenario parameter for scenarios and a launch short form for PTX kernels (docs/ptx.md).
@@ -141,7 +209,7 @@ int run_check(const Options& o) {
   if (!o.expect.empty()) {
     sim::Expectation e;
     if (!parse_expectation(o.expect, e)) {
-      std::cerr << fmt::format("pipesim: error: --expect {}: expected ok, hang, error or error:KIND\n", o.expect);
+      std::cerr << fmt::format("pipesim: error: --expect {}: expected ok, hang, error, error:KIND or stopped\n", o.expect);
       return 2;
     }
     co.expect = e;
@@ -175,8 +243,10 @@ int run_check(const Options& o) {
   for (const std::string& a : o.assume) {
     if (a == "empty-commit-local=on") co.run.empty_commit_local = true;
     else if (a == "empty-commit-local=off") co.run.empty_commit_local = false;
+    else if (a == "store-outlives-exit=on") co.run.store_outlives_exit = true;
+    else if (a == "store-outlives-exit=off") co.run.store_outlives_exit = false;
     else {
-      std::cerr << fmt::format("pipesim: error: --assume {}: known assumptions: empty-commit-local=on|off\n", a);
+      std::cerr << fmt::format("pipesim: error: --assume {}: known assumptions: empty-commit-local=on|off, store-outlives-exit=on|off\n", a);
       return 2;
     }
   }
@@ -184,19 +254,40 @@ int run_check(const Options& o) {
     std::cerr << "pipesim: error: --explore takes 0..1000 runs and --explore-jitter a value in (0, 1)\n";
     return 2;
   }
+  if (!(o.max_seconds >= 0)) {
+    std::cerr << "pipesim: error: --max-seconds must be a number >= 0 (0: no limit)\n";
+    return 2;
+  }
   if (o.jitter < 0 || o.jitter >= 1) {
     std::cerr << "pipesim: error: --jitter must be in [0, 1)\n";
     return 2;
   }
 
+  if (!o.sweep.empty()) {
+    if (files.size() != 1 || o.json || !o.trace.empty() || o.explore > 0) {
+      std::cerr << "pipesim: error: --sweep checks exactly one file, without --json, --trace or --explore\n";
+      return 2;
+    }
+    return run_sweep(o, co, files.front());
+  }
+
   std::vector<CheckResult> results;
-  int exit_code = 0;
+  int bad_inputs = 0, stopped = 0, mismatched = 0;  // exit code: check_exit_code
   const bool single = files.size() == 1;
-  for (const std::string& f : files) {
+  // Colour only where a person reads it: --color=always, or auto on a terminal without NO_COLOR.
+  const char* no_color = std::getenv("NO_COLOR");
+  const bool color = !o.json && (o.color == "always" || (o.color == "auto" && isatty(fileno(stdout)) && !(no_color && *no_color)));
+  Progress progress(!o.quiet);
+  for (size_t fi = 0; fi < files.size(); ++fi) {
+    const std::string& f = files[fi];
+    progress.update(fmt::format("pipesim: [{}/{}] {}", fi + 1, files.size(), f));
     CheckResult r = check_file(f, co);
+    if (!r.bad_input && (o.verbose || color)) r.report = human_report(r, {.verbose = o.verbose, .color = color});
     if (!r.bad_input && o.explore > 0) {
       try {
-        const Exploration e = explore(r.kernel, co.run, o.explore, o.explore_jitter);
+        const Exploration e = explore(r.kernel, co.run, o.explore, o.explore_jitter, [&](int done, int n) {
+          progress.update(fmt::format("pipesim: [{}/{}] {}: interleaving {}/{}", fi + 1, files.size(), f, done, n));
+        });
         r.interleavings = summarise(e, o.explore_jitter);
         std::string line = fmt::format("interleavings: {} runs with jitter {}:", o.explore, o.explore_jitter);
         for (const auto& [what, n] : e.outcomes) line += fmt::format(" {} x{}", what, n);
@@ -213,23 +304,25 @@ int run_check(const Options& o) {
         r.report += std::string("interleavings: not explored: ") + ex.what() + "\n";
       }
     }
+    progress.clear();
     if (r.bad_input) {
-      exit_code = 2;
+      ++bad_inputs;
       if (!o.json) std::cerr << r.diagnostic;
     } else {
-      if (!r.matches_expect && exit_code == 0) exit_code = 1;
+      if (stopped_unexpectedly(r)) ++stopped;
+      else if (!r.matches_expect) ++mismatched;
       if (!o.json) {
         const std::string want = r.kernel.expect ? expectation_text(*r.kernel.expect) : "ok";
-        std::cout << fmt::format("{:<4}  {:<56}  expect {:<24} got {:<24} {:8.1f} ms\n", r.matches_expect ? "ok" : "FAIL",
-                                 f, want, outcome_text(r.result), r.wall_ms);
-        if (single || o.verbose || !r.matches_expect) std::cout << r.report;
+        const std::string verdict = paint(fmt::format("{:<4}", r.matches_expect ? "ok" : "FAIL"), r.matches_expect ? Paint::Good : Paint::Bad, color);
+        std::cout << fmt::format("{}  {:<56}  expect {:<24} got {:<24} {:8.1f} ms\n", verdict, f, want, outcome_text(r.result), r.wall_ms);
+        if (!o.quiet && (single || o.verbose || !r.matches_expect)) std::cout << r.report;
       }
       if (!o.trace.empty()) {
         std::ofstream out(o.trace, std::ios::binary);
         out << perfetto_trace(r.kernel, r.result);
         if (!out) {
           std::cerr << fmt::format("pipesim: error: cannot write trace {}\n", o.trace);
-          exit_code = 2;
+          ++bad_inputs;
         }
       }
     }
@@ -246,7 +339,7 @@ int run_check(const Options& o) {
     std::cout << fmt::format("{} scenarios: {} as expected, {} not, {} bad input\n", results.size(), ok,
                              results.size() - ok - bad, bad);
   }
-  return exit_code;
+  return check_exit_code(bad_inputs, stopped, mismatched);
 }
 
 }  // namespace
@@ -256,18 +349,26 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   CLI::App* c = app.add_subcommand("check", "Run scenarios on the model: verdict per scenario, hang explanations");
   c->add_option("inputs", o->inputs, "scenario files or directories (every *.scn below), or a PTX kernel (FILE.ptx, with --launch)")->required();
   c->add_option("--launch", o->launch, "PTX kernels: the launch file (entry, grid, block, cluster, parameters; docs/ptx.md)")->type_name("FILE.json");
-  c->add_option("--expect", o->expect, "PTX kernels: the verdict expected (ok, hang, error, error:KIND); default ok")->type_name("VERDICT");
+  c->add_option("--expect", o->expect, "PTX kernels: the verdict expected (ok, hang, error, error:KIND, stopped); default ok")->type_name("VERDICT");
   add_repeatable_option(*c, "-D", o->defines, "override a parameter: -D K=8192; for a PTX kernel a launch setting: -D grid=132 -D param.K=4096 (repeatable)")->type_name("NAME=VALUE");
   c->add_option("--seed", o->seed, "seed for latency jitter and tie-breaking")->capture_default_str();
   c->add_option("--jitter", o->jitter, "relative latency jitter in [0, 1), e.g. 0.1")->capture_default_str();
-  c->add_option("--max-events", o->max_events, "stop a runaway scenario after this many events")->capture_default_str();
+  c->add_option("--max-events", o->max_events, "budget: stop the run after this many simulated events (verdict `stopped`, exit 3; 0: no limit)")->capture_default_str();
+  c->add_option("--max-seconds", o->max_seconds, "budget: stop the run after this many seconds of host time (verdict `stopped`, exit 3; 0: no limit)")->capture_default_str();
+  c->add_option("--max-instructions", o->max_instructions, "budget: PTX kernels: stop after the warps executed this many instructions (verdict `stopped`, exit 3; 0: no limit)")->capture_default_str();
   c->add_flag("--json", o->json, "machine-readable report (schema pipesim.check/1)");
-  c->add_flag("-v,--verbose", o->verbose, "print every scenario's full report");
-  add_repeatable_option(*c, "--assume", o->assume, "set a named model assumption: empty-commit-local=on|off")
+  c->add_flag("-v,--verbose", o->verbose, "print every scenario's full report, with every instance of a grouped finding");
+  c->add_flag("-q,--quiet", o->quiet, "print the verdict lines only (and no progress line); exit codes unchanged");
+  c->add_option("--color", o->color, "colour the verdict words and severities: auto (a terminal without NO_COLOR), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  add_repeatable_option(*c, "--assume", o->assume, "set a named model assumption: empty-commit-local=on|off, store-outlives-exit=on|off")
       ->type_name("NAME=on|off");
   c->add_option("--explore", o->explore, "race check: also run N seeds with latency jitter, out-of-order copies and skewed warp starts, and report every verdict reached")
       ->type_name("N");
   c->add_option("--explore-jitter", o->explore_jitter, "jitter of the --explore runs")->capture_default_str();
+  c->add_option("--sweep", o->sweep, "check the one file at each value of one -D setting, one line each with the predicted time and verdict, fastest first: --sweep num_ab_stage=3,4,5")
+      ->type_name("NAME=A,B,...");
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of one scenario")->type_name("FILE");
   c->add_flag("--interp-cost", o->interp_cost,
               "time the run as the device interpreter executes it on the H100 (its measured per-op cost added; what crosscheck compares)");

@@ -16,6 +16,7 @@
 #include "sim/lowering.hpp"
 #include "sim/rules.hpp"
 #include "verify/check.hpp"
+#include "verify/crosscheck_ptx.hpp"
 #include "verify/explore.hpp"
 #include "verify/inputs.hpp"
 #include "verify/report.hpp"
@@ -157,6 +158,7 @@ std::optional<sim::DeviceOutcome> expected_device_outcome(const sim::RunResult& 
   switch (m.verdict) {
     case sim::Verdict::Ok: return sim::DeviceOutcome::Ok;
     case sim::Verdict::Hang: return sim::DeviceOutcome::Hang;
+    case sim::Verdict::Stopped: return std::nullopt;  // the model's run outlasted its budget: no prediction
     case sim::Verdict::Error: break;
   }
   const std::string k = first_kind(m);
@@ -634,6 +636,11 @@ struct Options {
   int explore = 1024;  // on disagreement: model interleavings to try (0: none)
   std::string save_device;  // keep each device run here
   std::string from_device;  // compare with device runs kept there instead of running the GPU
+  // PTX kernels (verify/crosscheck_ptx.cpp): the launch file, timed launches, JSON output.
+  std::string launch;
+  int runs = 10;
+  bool json = false;
+  bool timeout_given = false;
 };
 
 
@@ -649,6 +656,14 @@ std::string saved_run_path(const std::string& dir, const std::string& file, cons
 }
 
 int run_crosscheck(const Options& o) {
+  if (std::any_of(o.inputs.begin(), o.inputs.end(), is_ptx_kernel))
+    return run_crosscheck_ptx({o.inputs, o.launch, o.defines, o.runs, o.timeout_given ? std::optional(o.timeout_ms) : std::nullopt,
+                               o.json, !o.trace.empty() || !o.markdown.empty() || !o.save_device.empty() || !o.from_device.empty() ||
+                                           o.l2_sources || o.free_occupancy || o.no_timestamps});
+  if (!o.launch.empty() || o.json) {
+    std::cerr << "pipesim: error: --launch and --json are for PTX kernels (FILE.ptx)\n";
+    return 2;
+  }
 #ifndef PIPESIM_HAVE_CUDA
   if (o.from_device.empty()) {
     std::cerr << "pipesim crosscheck: this pipesim was built without CUDA (no nvcc at configure time), so it has no device "
@@ -830,9 +845,16 @@ int run_crosscheck(const Options& o) {
 CLI::App* add_crosscheck_command(CLI::App& app, std::function<int()>& action) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("crosscheck", "Run scenarios on the model and on the GPU (device interpreter) and compare");
-  c->add_option("inputs", o->inputs, "scenario files or directories (every *.scn below)")->required();
+  c->add_option("inputs", o->inputs, "scenario files or directories (every *.scn below), or a PTX kernel (FILE.ptx, with --launch)")
+      ->required();
+  c->add_option("--launch", o->launch, "PTX kernels: the launch file (docs/ptx.md)")->type_name("FILE.json");
+  c->add_option("--runs", o->runs, "PTX kernels: timed launches on the GPU, after one warm-up")->capture_default_str();
+  c->add_flag("--json", o->json, "PTX kernels: the result as a JSON object");
   add_repeatable_option(*c, "-D", o->defines, "override a parameter: -D K=8192 (repeatable)")->type_name("NAME=INT");
-  c->add_option("--timeout-ms", o->timeout_ms, "bound of every mbarrier wait on the device")->capture_default_str();
+  c->add_option("--timeout-ms", o->timeout_ms,
+                "bound of every mbarrier wait on the device; PTX kernels: the watchdog per launch (default 2 s, or 100x "
+                "the predicted time)")
+      ->capture_default_str();
   c->add_option("--repeats", o->repeats, "launches per scenario; time from the fastest")->capture_default_str();
   c->add_flag("--l2-sources", o->l2_sources, "TMA loads re-read one small source (L2 hits) instead of streaming from DRAM");
   c->add_flag("--free-occupancy", o->free_occupancy, "let the GPU put as many CTAs on an SM as fit (default: the model's ctas_per_sm)");
@@ -850,7 +872,10 @@ CLI::App* add_crosscheck_command(CLI::App& app, std::function<int()>& action) {
       ->type_name("DIR");
   c->add_option("--trace", o->trace, "write the model's and the device's timelines into one Perfetto trace")->type_name("FILE");
   c->add_option("--markdown", o->markdown, "append a result table to FILE")->type_name("FILE");
-  c->callback([o, &action] { action = [o] { return run_crosscheck(*o); }; });
+  c->callback([o, c, &action] {
+    o->timeout_given = c->count("--timeout-ms") > 0;
+    action = [o] { return run_crosscheck(*o); };
+  });
   return c;
 }
 

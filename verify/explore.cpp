@@ -4,7 +4,8 @@
 
 namespace pipesim::verify {
 
-Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int n, double jitter) {
+Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int n, double jitter,
+                    const std::function<void(int, int)>& progress) {
   Exploration e;
   sim::RunOptions fixed = base;
   fixed.record_trace = false;
@@ -25,6 +26,7 @@ Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int 
     sim::RunResult r = sim::run(kernel, o);
     ++e.outcomes[outcome_text(r)];
     e.runs.push_back({o.seed, kIssueScale[(i - 1) % 4], skew, std::move(r)});
+    if (progress) progress(i, n);
   }
   return e;
 }

@@ -32,7 +32,9 @@ struct Exploration {
 // the instruction issue cost through 1x, 3x, 10x and 30x, and every other four runs without the
 // warps' start skew.
 // Throws what sim::run throws (ScenarioError on bad operands).
-Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int n, double jitter);
+// `progress` (optional) hears (runs done, n) after each run.
+Exploration explore(const sim::Kernel& kernel, const sim::RunOptions& base, int n, double jitter,
+                    const std::function<void(int, int)>& progress = {});
 
 // Every way one run's copies can land in parts, depth first: each landing that could complete a
 // phase early (docs/semantics.md, "TMA delivery in parts") splits or does not, and each combination

@@ -2,6 +2,9 @@
 
 #include "verify/report.hpp"
 
+#include "sim/explain.hpp"
+#include "sim/rules.hpp"
+
 #include <string>
 #include <vector>
 
@@ -227,10 +230,12 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
     j["events"] = 0;
     j["warps"] = json{{"total", 0}, {"exited", 0}, {"blocked", 0}, {"faulted", 0}, {"not_started", 0}};
     j["findings"] = json::array();
+    j["finding_groups"] = json::array();
     j["blocked"] = json::array();
     j["barriers"] = json{{"policy", "all"}, {"total", 0}, {"listed", 0}, {"entries", json::array()}};
     j["role_waits"] = json::array();
     j["hang"] = nullptr;
+    j["stopped"] = nullptr;
     j["interleavings"] = nullptr;
     j["report"] = c.report;
     return j;
@@ -281,6 +286,25 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
     findings.push_back(std::move(e));
   }
   j["findings"] = std::move(findings);
+  // The human report's grouping (one per kind, severity, site and cause), over the instances above.
+  json finding_groups = json::array();
+  for (const FindingGroup& g : group_findings(r)) {
+    const sim::Finding& f = r.findings[g.members.front()];
+    json e{{"kind", f.kind}, {"fatal", f.fatal}, {"members", g.members}};
+    site_json(k, f.site, e);
+    std::vector<int> ctas, warps;
+    for (int x : g.ctas) if (x >= 0) ctas.push_back(x);
+    for (int x : g.warps) if (x >= 0) warps.push_back(x);
+    e["ctas"] = ctas;
+    e["ctas_text"] = ctas.empty() ? json(nullptr) : json(sim::fold_list(ctas));
+    e["warps"] = warps;
+    e["message"] = g.message;
+    e["notes"] = g.notes;
+    const std::string_view impact = f.fatal ? std::string_view() : sim::warning_impact(f.kind);
+    e["impact"] = impact.empty() ? json(nullptr) : json(std::string(impact));
+    finding_groups.push_back(std::move(e));
+  }
+  j["finding_groups"] = std::move(finding_groups);
   j["interleavings"] = interleavings_json(c);
 
   const Slots slots(k, r);
@@ -335,7 +359,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
   }
   j["role_waits"] = std::move(waits);
 
-  if (r.verdict == sim::Verdict::Hang) {
+  if (r.verdict == sim::Verdict::Hang || r.verdict == sim::Verdict::Stopped) {
     json groups = json::array();
     for (const auto& g : r.hang.groups) {
       json members = json::array();
@@ -357,20 +381,28 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
   } else {
     j["hang"] = nullptr;
   }
+  // Verdict::Stopped: `hang.groups` above say what each live warp was doing (waits_on "" = running).
+  if (r.verdict == sim::Verdict::Stopped) {
+    static constexpr const char* kCause[] = {"none", "events", "seconds", "instructions"};
+    j["stopped"] = json{{"by", kCause[static_cast<int>(r.stopped_by)]}, {"after_s", r.stopped_after_s}, {"message", sim::stop_summary(r)}};
+  } else {
+    j["stopped"] = nullptr;
+  }
   j["report"] = c.report;
   return j;
 }
 
 json to_json(std::span<const CheckResult> results, const ReportOptions& options) {
   json list = json::array();
-  int matched = 0, bad = 0;
+  int matched = 0, bad = 0, stopped = 0;
   for (const auto& r : results) {
     list.push_back(to_json(r, options));
     if (r.bad_input) ++bad;
     else if (r.matches_expect) ++matched;
+    else if (stopped_unexpectedly(r)) ++stopped;
   }
   const int n = static_cast<int>(results.size());
-  const int exit_code = bad > 0 ? 2 : matched == n ? 0 : 1;
+  const int exit_code = check_exit_code(bad, stopped, n - matched - bad - stopped);
   return json{{"schema", std::string(kReportSchema)},
               {"results", std::move(list)},
               {"summary", json{{"scenarios", n}, {"matched", matched}, {"bad_input", bad}, {"exit_code", exit_code}}}};

@@ -1,11 +1,13 @@
 // pipesim: a thin driver over the verify library's commands.
 #include <functional>
 #include <iostream>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
 #include "verify/budget_command.hpp"
 #include "verify/calibrate_command.hpp"
+#include "verify/check.hpp"
 #include "verify/check_command.hpp"
 #include "verify/crosscheck_command.hpp"
 #include "verify/generate_command.hpp"
@@ -13,6 +15,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"pipesim: find hangs, broken mbarrier rules and budget mistakes in warp-specialized kernels before a GPU run"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("pipesim ") + PIPESIM_VERSION, "print the version (CMake project and git describe at configure time) and exit");
   std::function<int()> action;
   pipesim::verify::add_check_command(app, action);
   pipesim::verify::add_budget_command(app, action);
@@ -27,6 +30,9 @@ int main(int argc, char** argv) {
   }
   try {
     return action ? action() : 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "pipesim: error: " << pipesim::verify::kOutOfMemory << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "pipesim: error: " << e.what() << "\n";
     return 2;

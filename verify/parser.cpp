@@ -4,6 +4,7 @@
 // offending token (docs/scenario-language.md).
 #include "verify/parser.hpp"
 
+#include "sim/engine.hpp"
 #include "sim/rules.hpp"
 
 #include <fmt/format.h>
@@ -777,6 +778,8 @@ class Parser {
            fmt::format("-D {}: no parameter '{}' in this scenario{}", defines_[i].name, defines_[i].name,
                        suggest(defines_[i].name, names)));
     }
+    // Refused before anything is allocated for it (sim::RunFootprint: measured bytes per CTA, warp, barrier).
+    if (const std::string no = sim::run_footprint(k_).refusal(); !no.empty()) fail(launch_loc_, 6, "the launch is too large to simulate: " + no);
   }
 
   void parse_kernel(Cur& c) {
@@ -1357,7 +1360,8 @@ class Parser {
     if (c.at_ident("ok")) e.verdict = sim::Verdict::Ok;
     else if (c.at_ident("hang")) e.verdict = sim::Verdict::Hang;
     else if (c.at_ident("error")) e.verdict = sim::Verdict::Error;
-    else fail(v, fmt::format("expected 'ok', 'hang' or 'error', found {}", describe(v)));
+    else if (c.at_ident("stopped")) e.verdict = sim::Verdict::Stopped;  // the run outlasts its budget (`--max-events`)
+    else fail(v, fmt::format("expected 'ok', 'hang', 'error' or 'stopped', found {}", describe(v)));
     c.next();
     if (e.verdict == sim::Verdict::Error && c.at(Tok::Ident) && !c.at_ident("racy")) {
       const Token& kind = c.next();
@@ -1767,8 +1771,9 @@ class Parser {
   Stmt parse_tma(Cur& c) {
     const Token& h = c.next();
     const Token& t = c.peek();
-    static constexpr OSpec kPipeSpecs[] = {{"bytes"}, {"multicast"}};
-    static constexpr OSpec kRawSpecs[] = {{"bytes", OT::Expr, true}, {"multicast"}};
+    // box = the global box the copy reads (any integer naming it; equal boxes hit the L2).
+    static constexpr OSpec kPipeSpecs[] = {{"bytes"}, {"multicast"}, {"box"}};
+    static constexpr OSpec kRawSpecs[] = {{"bytes", OT::Expr, true}, {"multicast"}, {"box"}};
     if (t.kind == Tok::Ident && pipes_.count(std::string(t.text)) && c.peek(1).kind != Tok::Dot) {
       c.next();
       const uint32_t id = pipes_.at(std::string(t.text));
@@ -1789,6 +1794,7 @@ class Parser {
         check_mask(g[1].v);
         s.mask = g[1].v.e;
       }
+      if (g[2].present) s.box = g[2].v.e;
       s.site = add_site(h, fmt::format("tma {}", t.text));
       return s;
     }
@@ -1803,6 +1809,7 @@ class Parser {
       check_mask(g[1].v);
       s.mask = g[1].v.e;
     }
+    if (g[2].present) s.box = g[2].v.e;
     return s;
   }
 

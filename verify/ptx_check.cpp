@@ -4,6 +4,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <sstream>
 
 #include "verify/check.hpp"
@@ -65,6 +66,8 @@ CheckResult check_ptx(const std::string& path, const CheckOptions& options) {
     r.result = sim::run(r.kernel, options.run);
   } catch (const ptx::PtxError& e) {
     return fail(ptx::format_error(*module, e.pos, e.what()));
+  } catch (const std::bad_alloc&) {
+    return fail(path + ": error: " + kOutOfMemory + "\n");
   } catch (const std::exception& e) {
     return fail(path + ": error: " + e.what() + "\n");
   }

@@ -2,11 +2,14 @@
 
 #include "sim/explain.hpp"
 #include "sim/lowering.hpp"
+#include "sim/rules.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <cctype>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -72,30 +75,43 @@ std::string role_name(const sim::Kernel& k, int role) {
 // " (producer)" after a warp; nothing for a kernel whose warps have no roles (a PTX kernel).
 std::string role_suffix(const sim::Kernel& k, int role) { return k.external ? "" : " (" + role_name(k, role) + ")"; }
 
-// Compact integer list: "0-3, 8, 10-11".
-std::string ranges(std::vector<int> v) {
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-  std::string out;
-  size_t i = 0;
-  int shown = 0;
-  while (i < v.size()) {
-    size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-    if (shown++ == 8) { out += ", ..."; break; }
-    out += (out.empty() ? "" : ", ") + (i == j ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]));
-    i = j + 1;
-  }
-  return out;
-}
-
 // "warps 4-11 in CTAs 0-15" for a group's members.
 std::string members_text(const std::vector<std::pair<int, int>>& m) {
   std::vector<int> ctas, warps;
   for (auto [c, w] : m) { ctas.push_back(c); warps.push_back(w); }
-  const std::string ws = ranges(warps), cs = ranges(ctas);
+  const std::string ws = sim::fold_list(warps), cs = sim::fold_list(ctas);
   const bool many_w = ws.find_first_of("-,") != std::string::npos, many_c = cs.find_first_of("-,") != std::string::npos;
   return fmt::format("warp{} {} in CTA{} {}", many_w ? "s" : "", ws, many_c ? "s" : "", cs);
+}
+
+
+// `text` with "CTA <cta>" (the finding's own CTA) read as `as`: how instances in many CTAs compare.
+std::string own_cta_as(const std::string& text, int cta, const std::string& as) {
+  if (cta < 0) return text;
+  const std::string own = "CTA " + std::to_string(cta);
+  std::string out;
+  size_t at = 0;
+  for (size_t p; (p = text.find(own, at)) != std::string::npos;) {
+    const size_t e = p + own.size();
+    const bool whole = (p == 0 || !std::isalnum(static_cast<unsigned char>(text[p - 1]))) &&
+                       (e == text.size() || !std::isdigit(static_cast<unsigned char>(text[e])));
+    out += text.substr(at, p - at) + (whole ? as : own);
+    at = e;
+  }
+  return out + text.substr(at);
+}
+
+// "in CTAs 0, 2, ..., 74 (38)", "in CTA 3 warp 5 (producer)", "warps 4-7 (mma) in CTAs 0-147 (148)".
+std::string group_place(const sim::Kernel& k, const FindingGroup& g) {
+  std::vector<int> ctas, warps;
+  for (int c : g.ctas) if (c >= 0) ctas.push_back(c);
+  for (int w : g.warps) if (w >= 0) warps.push_back(w);
+  if (ctas.empty()) return {};
+  const std::string where = ctas.size() == 1 ? fmt::format("CTA {}", ctas.front()) : fmt::format("CTAs {} ({})", sim::fold_list(ctas), ctas.size());
+  if (warps.empty()) return "  in " + where + "\n";
+  const std::string role = role_suffix(k, sim::role_of_warp(k, warps.front()));
+  if (ctas.size() == 1 && warps.size() == 1) return fmt::format("  in CTA {} warp {}{}\n", ctas.front(), warps.front(), role);
+  return fmt::format("  warp{} {}{} in {}\n", warps.size() > 1 ? "s" : "", sim::fold_list(warps), role, where);
 }
 
 }  // namespace
@@ -105,6 +121,7 @@ std::string_view verdict_name(sim::Verdict v) {
     case sim::Verdict::Ok: return "ok";
     case sim::Verdict::Hang: return "hang";
     case sim::Verdict::Error: return "error";
+    case sim::Verdict::Stopped: return "stopped";
   }
   return "?";
 }
@@ -121,23 +138,91 @@ std::string outcome_text(const sim::RunResult& r) {
   return s;
 }
 
-std::string human_report(const CheckResult& r) {
+std::vector<FindingGroup> group_findings(const sim::RunResult& r) {
+  std::vector<FindingGroup> groups;
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < r.findings.size(); ++i) {
+    const sim::Finding& f = r.findings[i];
+    // The cause: the message with the finding's own CTA as a placeholder; the place: kind, severity,
+    // site and the warp's role (the same warp of many CTAs, or several warps of one role).
+    const std::string key = fmt::format("{}|{}|{}|{}|{}", f.kind, f.fatal, f.site, f.warp < 0 ? -1 : 0,
+                                        own_cta_as(f.message, f.cta, "CTA *"));
+    auto [it, fresh] = index.try_emplace(key, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].members.push_back(i);
+  }
+  for (FindingGroup& g : groups) {
+    std::set<int> ctas, warps;
+    for (size_t i : g.members) {
+      ctas.insert(r.findings[i].cta);
+      warps.insert(r.findings[i].warp);
+    }
+    g.ctas.assign(ctas.begin(), ctas.end());
+    g.warps.assign(warps.begin(), warps.end());
+    const sim::Finding& first = r.findings[g.members.front()];
+    const bool many = g.ctas.size() > 1;
+    g.message = many ? own_cta_as(first.message, first.cta, "each CTA") : first.message;
+    for (const std::string& n : first.notes) {
+      const std::string general = own_cta_as(n, first.cta, "each CTA");
+      const bool shared = std::all_of(g.members.begin(), g.members.end(), [&](size_t i) {
+        const sim::Finding& f = r.findings[i];
+        return std::any_of(f.notes.begin(), f.notes.end(), [&](const std::string& m) { return own_cta_as(m, f.cta, "each CTA") == general; });
+      });
+      if (shared) g.notes.push_back(many ? general : n);
+    }
+  }
+  return groups;
+}
+
+std::string paint(std::string_view text, Paint p, bool on) {
+  if (!on) return std::string(text);
+  const char* code = p == Paint::Good ? "\x1b[32m" : p == Paint::Bad ? "\x1b[1;31m" : "\x1b[33m";
+  return fmt::format("{}{}\x1b[0m", code, text);
+}
+
+std::string human_report(const CheckResult& r, const HumanReportOptions& o) {
   if (r.bad_input) return r.diagnostic;
   const sim::Kernel& k = r.kernel;
   const sim::RunResult& res = r.result;
   std::string out;
-  out += fmt::format("{}: kernel {} on {}: {}", k.file, k.name, k.arch ? k.arch->name : "?", outcome_text(res));
+  out += fmt::format("{}: kernel {} on {}: {}", k.file, k.name, k.arch ? k.arch->name : "?",
+                     paint(outcome_text(res), r.matches_expect ? Paint::Good : Paint::Bad, o.color));
   if (k.expect) out += fmt::format(" (expected {})", expectation_text(*k.expect));
   out += fmt::format(" after {:.3f} us simulated, {} events", res.end_ns / 1000.0, res.events);
   if (k.external) out += fmt::format(", {} PTX instructions", res.instructions);
   out += "\n";
 
-  for (const sim::Finding& f : res.findings) {
-    out += fmt::format("{}: {}: [{}] {}\n", site_ref(k, f.site), f.fatal ? "error" : "warning", f.kind, f.message);
-    if (f.cta >= 0 && f.warp >= 0) out += fmt::format("  in CTA {} warp {}{}\n", f.cta, f.warp, role_suffix(k, sim::role_of_warp(k, f.warp)));
-    else if (f.cta >= 0) out += fmt::format("  in CTA {}\n", f.cta);
+  for (const FindingGroup& g : group_findings(res)) {
+    const sim::Finding& f = res.findings[g.members.front()];
+    out += fmt::format("{}: {}: [{}] {}\n", site_ref(k, f.site), paint(f.fatal ? "error" : "warning", f.fatal ? Paint::Bad : Paint::Warn, o.color),
+                       f.kind, g.message);
+    out += group_place(k, g);
     out += site_lines(k, f.site);
-    for (const std::string& n : f.notes) out += "  note: " + n + "\n";
+    for (const std::string& n : g.notes) out += "  note: " + n + "\n";
+    // Notes that differ between the instances: one line per instance under -v, else a count.
+    size_t differing = 0;
+    for (size_t i : g.members) differing += res.findings[i].notes.size() > g.notes.size() ? 1 : 0;
+    if (o.verbose && g.members.size() > 1) {
+      std::vector<size_t> by_place = g.members;
+      std::stable_sort(by_place.begin(), by_place.end(), [&](size_t a, size_t b) {
+        return std::pair(res.findings[a].cta, res.findings[a].warp) < std::pair(res.findings[b].cta, res.findings[b].warp);
+      });
+      // Per instance: its place, its message where it says more than the group's, and its notes.
+      for (size_t i : by_place) {
+        const sim::Finding& m = res.findings[i];
+        std::string line = m.cta >= 0 ? fmt::format("  CTA {}", m.cta) : std::string("  ");
+        if (m.warp >= 0) line += fmt::format(" warp {}", m.warp);
+        std::vector<std::string> parts;
+        if (own_cta_as(m.message, m.cta, "each CTA") != g.message) parts.push_back(m.message);
+        parts.insert(parts.end(), m.notes.begin(), m.notes.end());
+        for (size_t p = 0; p < parts.size(); ++p) line += (p ? "; " : ": ") + parts[p];
+        out += line + "\n";
+      }
+    } else if (differing > 0) {
+      out += fmt::format("  note: {} of the {} instances have notes of their own (-v lists every instance)\n", differing, g.members.size());
+    }
+    if (!f.fatal)
+      if (const std::string_view why = sim::warning_impact(f.kind); !why.empty()) out += fmt::format("  impact: {}\n", why);
   }
 
   if (res.verdict == sim::Verdict::Hang) {
@@ -169,6 +254,21 @@ std::string human_report(const CheckResult& r) {
     for (const std::string& c : h.cycles) out += "deadlock cycle: " + c + "\n";
     if (h.unlaunched_clusters > 0)
       out += fmt::format("note: {} cluster(s) never started: the hung CTAs hold the SMs\n", h.unlaunched_clusters);
+  }
+
+  if (res.verdict == sim::Verdict::Stopped) {
+    out += sim::stop_summary(res) + "\n";
+    out += "what each warp was doing:\n";
+    for (const sim::HangGroup& g : res.hang.groups) {
+      const bool many = g.members.size() > 1;
+      out += fmt::format("{}: {}{} {}\n", site_ref(k, g.site), members_text(g.members), role_suffix(k, g.role),
+                         g.waits_on.empty() ? (many ? "are running" : "is running") : (many ? "wait on " : "waits on ") + g.waits_on);
+      out += site_lines(k, g.site);
+      if (g.state)
+        out += fmt::format("  barrier: phase {} (parity {}), pending {} of {}, tx {}\n", g.state->completed,
+                           g.state->completed & 1, g.state->pending, g.state->expected, g.state->tx);
+    }
+    if (res.hang.unlaunched_clusters > 0) out += fmt::format("note: {} cluster(s) had not started yet\n", res.hang.unlaunched_clusters);
   }
 
   if (res.cta_group == 2)

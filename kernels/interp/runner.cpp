@@ -2,52 +2,19 @@
 // two pipes as length-prefixed plain data.
 #include "kernels/interp/runner.hpp"
 
+#include "kernels/worker_process.hpp"
 #include "sim/device_io.hpp"
 
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <type_traits>
+#include <algorithm>
+#include <string>
 
 namespace pipesim::interp {
 namespace {
 
-bool write_all(int fd, const void* p, size_t n) {
-  const char* c = static_cast<const char*>(p);
-  while (n > 0) {
-    const ssize_t k = ::write(fd, c, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    c += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
-bool read_all(int fd, void* p, size_t n) {
-  char* c = static_cast<char*>(p);
-  while (n > 0) {
-    const ssize_t k = ::read(fd, c, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    c += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
-
-struct FdSink {
-  int fd;
-  bool write(const void* p, size_t n) { return write_all(fd, p, n); }
-};
-struct FdSource {
-  int fd;
-  bool read(void* p, size_t n) { return read_all(fd, p, n); }
-};
+using worker::FdSink;
+using worker::FdSource;
 using Out = sim::Writer<FdSink>;
 using In = sim::Reader<FdSource>;
 
@@ -100,41 +67,12 @@ void get_result(In& i, sim::DeviceResult& r) { sim::serialize_result(i, r); }
 
 DevicePool::~DevicePool() { stop(false); }
 
-void DevicePool::stop(bool kill) {
-  if (to_child_ >= 0) ::close(to_child_);
-  if (from_child_ >= 0) ::close(from_child_);
-  to_child_ = from_child_ = -1;
-  if (pid_ > 0) {
-    if (kill) ::kill(pid_, SIGKILL);
-    int st = 0;
-    ::waitpid(pid_, &st, 0);
-  }
-  pid_ = -1;
-}
+void DevicePool::stop(bool kill) { process_.stop(kill); }
 
 bool DevicePool::start(std::string& why) {
-  int a[2], b[2];
-  if (::pipe(a) != 0 || ::pipe(b) != 0) {
-    why = std::string("pipe: ") + std::strerror(errno);
-    return false;
-  }
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    why = std::string("fork: ") + std::strerror(errno);
-    return false;
-  }
-  if (pid == 0) {
-    ::close(a[1]);
-    ::close(b[0]);
-    worker(a[0], b[1]);
-  }
-  ::close(a[0]);
-  ::close(b[1]);
-  pid_ = pid;
-  to_child_ = a[1];
-  from_child_ = b[0];
+  if (!process_.start([](int in_fd, int out_fd) { worker(in_fd, out_fd); }, why)) return false;
   sim::DeviceResult hello;
-  In in{from_child_};
+  In in{FdSource{process_.from_child()}};
   get_result(in, hello);
   if (!in.ok || hello.outcome == sim::DeviceOutcome::Unavailable) {
     why = in.ok ? hello.message : "the device worker died while starting";
@@ -146,19 +84,19 @@ bool DevicePool::start(std::string& why) {
 }
 
 bool DevicePool::available(std::string& why) {
-  if (pid_ > 0) return true;
+  if (process_.running()) return true;
   return start(why);
 }
 
 sim::DeviceResult DevicePool::run(const sim::OpStreams& s, const sim::DeviceOptions& d) {
   sim::DeviceResult r;
   std::string why;
-  if (pid_ <= 0 && !start(why)) {
+  if (!process_.running() && !start(why)) {
     r.outcome = sim::DeviceOutcome::Unavailable;
     r.message = why;
     return r;
   }
-  Out out{to_child_};
+  Out out{FdSink{process_.to_child()}};
   put_job(out, s, d);
   if (!out.ok) {
     stop(true);
@@ -169,26 +107,17 @@ sim::DeviceResult DevicePool::run(const sim::OpStreams& s, const sim::DeviceOpti
   // The worker has its own watchdog; this one only guards against a worker that stops answering.
   const double limit_s = (d.watchdog_s > 0 ? d.watchdog_s : 3.0 * d.timeout_ms * 1e-3 + 50.0 * d.predicted_ns * 1e-9 + 2.0) *
                              static_cast<double>(std::max(1, d.repeats)) + 60.0;
-  pollfd pf{from_child_, POLLIN, 0};
-  const auto t0 = std::chrono::steady_clock::now();
-  while (true) {
-    const int k = ::poll(&pf, 1, 500);
-    if (k > 0) break;
-    if (k < 0 && errno != EINTR) break;
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > limit_s) {
-      stop(true);
-      r.outcome = sim::DeviceOutcome::Hang;
-      r.watchdog = true;
-      r.message = "the device worker stopped answering; killed after " + std::to_string(limit_s) + " s";
-      return r;
-    }
+  if (!process_.wait_readable(limit_s)) {
+    stop(true);
+    r.outcome = sim::DeviceOutcome::Hang;
+    r.watchdog = true;
+    r.message = "the device worker stopped answering; killed after " + std::to_string(limit_s) + " s";
+    return r;
   }
-  In in{from_child_};
+  In in{FdSource{process_.from_child()}};
   get_result(in, r);
   if (!in.ok) {
-    int st = 0;
     stop(true);
-    (void)st;
     r = {};
     r.outcome = sim::DeviceOutcome::Fault;
     r.message = "device: fault (the worker process died during the run)";

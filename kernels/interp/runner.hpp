@@ -8,8 +8,8 @@
 #pragma once
 
 #include <string>
-#include <sys/types.h>
 
+#include "kernels/worker_process.hpp"
 #include "sim/stream.hpp"
 
 namespace pipesim::interp {
@@ -36,8 +36,7 @@ class DevicePool {
  private:
   bool start(std::string& why);
   void stop(bool kill);
-  pid_t pid_ = -1;
-  int to_child_ = -1, from_child_ = -1;
+  worker::WorkerProcess process_;
   std::string device_;
 };
 

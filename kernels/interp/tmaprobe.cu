@@ -75,8 +75,9 @@ struct CtaStat {
 };
 // `land` (optional): the cycle, from the CTA's first issue, at which the warp saw each of its first `nland`
 // copies (case 2c: how a cold start is served).
+// `window`: the copies walk src modulo this many bytes (case 4: a window that fits the L2 is read from it).
 __global__ void stream(const uint8_t* src, uint64_t base, uint32_t bytes, int depth, int per_cta, CtaStat* st,
-                       uint64_t* land = nullptr, int nland = 0) {
+                       uint64_t* land = nullptr, int nland = 0, uint64_t window = kSrcBytes) {
   extern __shared__ __align__(128) uint8_t smem[];
   __shared__ __align__(8) uint64_t bars[16];
   __shared__ uint64_t issued[16];
@@ -86,13 +87,17 @@ __global__ void stream(const uint8_t* src, uint64_t base, uint32_t bytes, int de
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
   __syncwarp();
-  uint64_t cursor = base + uint64_t(blockIdx.x) * uint64_t(per_cta) * bytes;
+  // In a window (case 4) the CTAs start evenly spread over it, or all at `base` when it is 1 (the same
+  // lines read by every SM at about the same time, as a GEMM's A and B tiles are).
+  uint64_t cursor = window == kSrcBytes ? base + uint64_t(blockIdx.x) * uint64_t(per_cta) * bytes
+                    : base == 1         ? 0
+                                        : uint64_t(blockIdx.x) * (window / gridDim.x / bytes) * bytes;
   const uint64_t g0 = gt(), c0 = clk();
   unsigned long long rt = 0;
   if (lane == 0)
     for (int j = 0; j < depth && j < per_cta; ++j) {
       issued[j] = clk();
-      expect_and_copy(&bars[j], smem + size_t(j) * bytes, src + (cursor % kSrcBytes), bytes);
+      expect_and_copy(&bars[j], smem + size_t(j) * bytes, src + (cursor % window), bytes);
       cursor += bytes;
     }
   __syncwarp();
@@ -105,7 +110,7 @@ __global__ void stream(const uint8_t* src, uint64_t base, uint32_t bytes, int de
       rt += now - issued[j];
       if (i + depth < per_cta) {
         issued[j] = now;
-        expect_and_copy(&bars[j], smem + size_t(j) * bytes, src + (cursor % kSrcBytes), bytes);
+        expect_and_copy(&bars[j], smem + size_t(j) * bytes, src + (cursor % window), bytes);
         cursor += bytes;
       }
     }
@@ -168,6 +173,8 @@ int main(int argc, char** argv) {
   // `tmaprobe start`: case 2c alone (a few seconds).
   const bool only_parts = argc > 1 && std::string(argv[1]) == "parts";
   const bool only_start = argc > 1 && std::string(argv[1]) == "start";
+  // `tmaprobe l2`: case 4 alone (the L2's bandwidth to the SMs, against the DRAM's).
+  const bool only_l2 = argc > 1 && std::string(argv[1]) == "l2";
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;
@@ -198,6 +205,43 @@ int main(int argc, char** argv) {
     }
     ghz = median(r);
     std::printf("   SM clock during the probes: %.3f GHz\n", ghz);
+  }
+
+  if (only_l2) {
+    // 4. Every SM streams a ring of copies out of a window of `window` bytes of src (the CTAs start
+    // spread over it): a window within the 50 MB L2 is served from it after the first launch (4 launches,
+    // the first warms it, the median of the others). Device bandwidth = bytes copied / (last landing -
+    // first issue).
+    std::printf("\n== 4. L2: CTAs (one per SM) stream rings of copies out of a window of src; GB/s, median of 3 launches\n");
+    std::printf("%10s %5s %8s %6s %5s %10s %12s\n", "window MiB", "same", "bytes", "depth", "CTAs", "GB/s", "round trip");
+    std::printf("   same = 1: every CTA starts at the window's start (they read the same lines together)\n");
+    for (auto [window_mib, same] : std::vector<std::pair<uint64_t, int>>{{8, 0}, {8, 1}, {24, 0}, {24, 1}, {40, 0}, {64, 0}, {2048, 0}}) {
+      for (auto [bytes, depth, ctas] : std::vector<std::tuple<uint32_t, int, int>>{
+               {32768, 4, sms}, {16384, 8, sms}, {16384, 4, sms}, {32768, 6, sms}, {8192, 8, sms}, {65536, 2, sms}, {65536, 3, sms},
+               {32768, 4, 16}, {16384, 4, 16}, {65536, 2, 16}, {32768, 4, 66}}) {
+        const int per_cta = 384;
+        std::vector<double> g, r;
+        for (int rep = 0; rep < 4; ++rep) {
+          stream<<<ctas, 32, bytes * depth>>>(src, uint64_t(same), bytes, depth, per_cta, dst, nullptr, 0, window_mib << 20);
+          CK(cudaDeviceSynchronize());
+          if (rep == 0) continue;
+          std::vector<CtaStat> s{size_t(ctas), CtaStat{}};
+          CK(cudaMemcpy(s.data(), dst, sizeof(CtaStat) * size_t(ctas), cudaMemcpyDeviceToHost));
+          unsigned long long gmin = ~0ull, gmax = 0;
+          double rsum = 0, n = 0;
+          for (auto& c : s) {
+            gmin = std::min(gmin, c.g_first);
+            gmax = std::max(gmax, c.g_last);
+            rsum += double(c.rt_cyc) / ghz;
+            n += double(c.n);
+          }
+          g.push_back(double(ctas) * per_cta * bytes / double(gmax - gmin));
+          r.push_back(rsum / n);
+        }
+        std::printf("%10llu %5d %8u %6d %5d %10.1f %12.1f\n", (unsigned long long)window_mib, same, bytes, depth, ctas, median(g), median(r));
+      }
+    }
+    return 0;
   }
 
   if (!only_start) {

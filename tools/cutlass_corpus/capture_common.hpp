@@ -13,7 +13,8 @@
 //   - entry: the .entry of cutlass::device_kernel<GemmKernel> in the PTX compiled from the same TU,
 //     found by demangling every .entry and comparing with typeid(GemmKernel).
 //
-// Nothing here touches a GPU or the CUDA driver; sm_count is fixed at 132 (H100 SXM).
+// Nothing here touches a GPU or the CUDA driver; sm_count is fixed: 132 (H100 SXM), or 148 (B200) where the
+// TU defines PIPESIM_CORPUS_SM100 before including this file (the Blackwell captures, launch arch sm_100a).
 //
 // With -DPIPESIM_CORPUS_DEVICE the same TU becomes a program for a real GPU instead (corpus.py device,
 // README "On the H100"): fake_buffer() and emit() come from device_common.hpp, which allocates the
@@ -32,6 +33,7 @@
 #include <new>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 
 #include <pthread.h>
@@ -40,7 +42,13 @@
 
 namespace corpus {
 
-constexpr int kSmCount = 132;
+#ifdef PIPESIM_CORPUS_SM100
+constexpr int kSmCount = 148;           // B200
+constexpr const char* kArch = "sm_100a";
+#else
+constexpr int kSmCount = 132;           // H100 SXM
+constexpr const char* kArch = "sm_90a";
+#endif
 constexpr uint64_t kTensorMapTag = 0x50414d544d495350ULL;  // "PSIMTMAP" little-endian
 constexpr uint64_t kBufferBase = 0x7f0000000000ULL;
 constexpr uint64_t kBufferSpacing = 0x100000000ULL;        // 4 GiB between buffers
@@ -120,18 +128,31 @@ inline const char* type_name(CUtensorMapDataType t) {
     case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ: return "f32_ftz";
     case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: return "tf32";
     case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ: return "tf32_ftz";
+#if CUDA_VERSION >= 12080
+    // Blackwell's sub-byte types (FP4 / FP6 operands of block-scaled MMAs), as the launch file names
+    // them (verify/ptx/launch_impl.hpp): like u8 for fp8, the driver's type, not the element's
+    case CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: return "u4";
+    case CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B: return "u4_align16b";
+    case CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B: return "u6_align16b";
+#endif
     default: die("unknown CUtensorMapDataType " + std::to_string(int(t)));
   }
 }
 
-inline uint32_t type_bytes(CUtensorMapDataType t) {
+// Bytes that `elements` elements of the innermost box dimension take in shared memory.
+inline uint64_t box_bytes(CUtensorMapDataType t, uint64_t elements) {
   switch (t) {
-    case CU_TENSOR_MAP_DATA_TYPE_UINT8: return 1;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT8: return elements;
     case CU_TENSOR_MAP_DATA_TYPE_UINT16: case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
-    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: return 2;
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: return 2 * elements;
     case CU_TENSOR_MAP_DATA_TYPE_UINT64: case CU_TENSOR_MAP_DATA_TYPE_INT64:
-    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64: return 8;
-    default: return 4;
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64: return 8 * elements;
+#if CUDA_VERSION >= 12080
+    case CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: return elements / 2;  // packed: 16 x 4 bit in 8 bytes
+    case CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B: case CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B:
+      return elements;                                                // unpacked in smem: 16 in 16 bytes
+#endif
+    default: return 4 * elements;
   }
 }
 
@@ -258,6 +279,7 @@ inline void device_setup(Options& o);  // device_common.hpp
 
 struct Options {
   int m = 4096, n = 4096, k = 4096, l = 1;
+  std::vector<int> dims;  // the sizes of a shape that is not M N K [L] (parse's shape_names)
   std::string variant;
   std::string ptx;
   std::string meta;
@@ -270,7 +292,8 @@ struct Options {
 };
 
 // capture [--variant V] [--ptx FILE] [--meta FILE] [--list] M N K [L]
-inline Options parse(int argc, char** argv) {
+// (shape_names other than "M N K [L]": exactly those sizes, in dims; m, n, k, l then stay as they are)
+inline Options parse(int argc, char** argv, const char* shape_names = nullptr) {
   Options o;
   std::vector<int> pos;
   for (int i = 1; i < argc; ++i) {
@@ -291,10 +314,19 @@ inline Options parse(int argc, char** argv) {
     else if (!a.empty() && a[0] != '-') pos.push_back(std::atoi(a.c_str()));
     else die("unknown option " + a + "\nusage: capture [--variant V] [--ptx FILE] [--meta FILE] [--list] M N K [L]");
   }
-  if (pos.size() >= 3) { o.m = pos[0]; o.n = pos[1]; o.k = pos[2]; }
-  if (pos.size() >= 4) o.l = pos[3];
-  if (!o.list && (pos.size() < 3 || pos.size() > 4)) die("expected M N K [L]");
-  if (o.m <= 0 || o.n <= 0 || o.k <= 0 || o.l <= 0) die("problem sizes must be positive");
+  if (shape_names) {
+    size_t want = 1;
+    for (const char* c = shape_names; *c; ++c) want += *c == ' ';
+    if (!o.list && pos.size() != want) die(std::string("expected ") + shape_names);
+    for (int v : pos)
+      if (v <= 0) die("problem sizes must be positive");
+    o.dims = pos;
+  } else {
+    if (pos.size() >= 3) { o.m = pos[0]; o.n = pos[1]; o.k = pos[2]; }
+    if (pos.size() >= 4) o.l = pos[3];
+    if (!o.list && (pos.size() < 3 || pos.size() > 4)) die("expected M N K [L]");
+    if (o.m <= 0 || o.n <= 0 || o.k <= 0 || o.l <= 0) die("problem sizes must be positive");
+  }
 #ifdef PIPESIM_CORPUS_DEVICE
   device_setup(o);  // device_common.hpp: the default variant, the GPU (or a clean exit without one)
 #endif
@@ -359,6 +391,39 @@ __attribute__((noinline)) void construct_params(MakeArgs const& make_args, void*
   std::memset(dst, fill, sizeof(Params));
   new (dst) Params(Kernel::to_underlying_arguments(*args, workspace));
   args->~Arguments();
+}
+
+// What differs between the kernels the captures know: CUTLASS GEMMs (GemmUniversal) name their cluster
+// shape, schedule, stages and tile scheduler in DispatchPolicy; the FMHA kernels of example 77 have
+// ClusterShape and TileShape as members and no DispatchPolicy.
+template <class Kernel, class = void>
+struct HasDispatchPolicy : std::false_type {};
+template <class Kernel>
+struct HasDispatchPolicy<Kernel, std::void_t<typename Kernel::DispatchPolicy>> : std::true_type {};
+
+template <class Kernel, bool = HasDispatchPolicy<Kernel>::value>
+struct ClusterShapeOf { using type = typename Kernel::DispatchPolicy::ClusterShape; };
+template <class Kernel>
+struct ClusterShapeOf<Kernel, false> { using type = typename Kernel::ClusterShape; };
+
+// The cluster shape the kernel is launched with, as GemmUniversalAdapter::run / fmha::device::FMHA::run
+// take it: the static ClusterShape, or (Blackwell's dynamic clusters, Shape<int,int,_1>) the preferred
+// one of params.hw_info; `fallback` gets hw_info.cluster_shape_fallback then (else stays 0 0 0).
+template <class Kernel, class Params>
+void launch_cluster(Params const& params, int (&cluster)[3], int (&fallback)[3]) {
+  using Cluster = typename ClusterShapeOf<Kernel>::type;
+  if constexpr (cute::is_static_v<Cluster>) {
+    cluster[0] = int(cute::size<0>(Cluster{}));
+    cluster[1] = int(cute::size<1>(Cluster{}));
+    cluster[2] = int(cute::size<2>(Cluster{}));
+  } else {
+    cluster[0] = int(params.hw_info.cluster_shape.x);
+    cluster[1] = int(params.hw_info.cluster_shape.y);
+    cluster[2] = int(params.hw_info.cluster_shape.z);
+    fallback[0] = int(params.hw_info.cluster_shape_fallback.x);
+    fallback[1] = int(params.hw_info.cluster_shape_fallback.y);
+    fallback[2] = int(params.hw_info.cluster_shape_fallback.z);
+  }
 }
 
 // Build Params for Kernel from make_args() (the example's Gemm::Arguments; called several times, so it
@@ -426,13 +491,14 @@ int emit(MakeArgs const& make_args, Options const& opt, Meta meta) {
 
   dim3 grid = Kernel::get_grid_shape(*params);
   dim3 block = Kernel::get_block_shape();
-  using Cluster = typename Kernel::DispatchPolicy::ClusterShape;
-  int cluster[3] = {int(cute::size<0>(Cluster{})), int(cute::size<1>(Cluster{})), int(cute::size<2>(Cluster{}))};
+  int cluster[3] = {0, 0, 0};
+  int cluster_fallback[3] = {0, 0, 0};
+  launch_cluster<Kernel>(*params, cluster, cluster_fallback);
   uint64_t smem = Kernel::SharedStorageSize;
   std::string entry = find_entry<Kernel>(opt.ptx);
 
   std::ostringstream j;
-  j << "{\n  \"entry\": " << json_str(entry) << ",\n  \"arch\": \"sm_90a\",\n";
+  j << "{\n  \"entry\": " << json_str(entry) << ",\n  \"arch\": \"" << kArch << "\",\n";
   j << "  \"grid\": [" << grid.x << ", " << grid.y << ", " << grid.z << "],\n";
   j << "  \"block\": [" << block.x << ", " << block.y << ", " << block.z << "],\n";
   j << "  \"cluster\": [" << cluster[0] << ", " << cluster[1] << ", " << cluster[2] << "],\n";
@@ -474,9 +540,11 @@ int emit(MakeArgs const& make_args, Options const& opt, Meta meta) {
   std::fflush(stdout);
 
   if (!opt.meta.empty()) {
-    meta.schedule = demangle(typeid(typename Kernel::DispatchPolicy::Schedule).name());
-    meta.tile_scheduler = demangle(typeid(typename Kernel::TileScheduler).name());
-    meta.stages = Kernel::DispatchPolicy::Stages;
+    if constexpr (HasDispatchPolicy<Kernel>::value) {
+      meta.schedule = demangle(typeid(typename Kernel::DispatchPolicy::Schedule).name());
+      meta.tile_scheduler = demangle(typeid(typename Kernel::TileScheduler).name());
+      meta.stages = Kernel::DispatchPolicy::Stages;
+    }  // else the capture TU fills them in (FMHA: its kernel schedule and tile scheduler)
     using Tile = typename Kernel::TileShape;
     meta.tile_m = cute::size<0>(Tile{});
     meta.tile_n = cute::size<1>(Tile{});
@@ -489,12 +557,18 @@ int emit(MakeArgs const& make_args, Options const& opt, Meta meta) {
     mf << "{\"example\": " << json_str(meta.example) << ", \"variant\": " << json_str(meta.variant)
        << ", \"schedule\": " << json_str(meta.schedule) << ", \"tile_scheduler\": " << json_str(meta.tile_scheduler)
        << ", \"stages\": " << meta.stages << ", \"tile\": [" << meta.tile_m << ", " << meta.tile_n << ", "
-       << meta.tile_k << "], \"problem\": [" << meta.m << ", " << meta.n << ", " << meta.k << ", " << meta.l
-       << "], \"workspace_bytes\": " << meta.workspace_bytes << ", \"params_bytes\": " << meta.params_bytes
+       << meta.tile_k << "], \"problem\": [";
+    if (opt.dims.empty()) mf << meta.m << ", " << meta.n << ", " << meta.k << ", " << meta.l;
+    for (size_t i = 0; i < opt.dims.size(); ++i) mf << (i ? ", " : "") << opt.dims[i];
+    mf << "], \"workspace_bytes\": " << meta.workspace_bytes << ", \"params_bytes\": " << meta.params_bytes
        << ", \"indeterminate_bytes\": " << meta.indeterminate_bytes
        << ", \"indeterminate\": [" << indeterminate_list << "]"
-       << ", \"tensormaps\": " << tensormap_calls().size() << ", \"entry\": " << json_str(entry)
-       << "}\n";
+       << ", \"tensormaps\": " << tensormap_calls().size() << ", \"entry\": " << json_str(entry);
+    if (cluster_fallback[0])  // a dynamic cluster (Blackwell): the launch has the preferred one
+      mf << ", \"cluster_preferred\": [" << cluster[0] << ", " << cluster[1] << ", " << cluster[2]
+         << "], \"cluster_fallback\": [" << cluster_fallback[0] << ", " << cluster_fallback[1] << ", "
+         << cluster_fallback[2] << "]";
+    mf << "}\n";
     if (!mf) die("cannot write " + opt.meta);
   }
   params->~Params();
@@ -540,7 +614,7 @@ extern "C" CUresult CUDAAPI cuTensorMapEncodeTiled(
     if (globalStrides[i] % 16 || globalStrides[i] >= (1ULL << 40)) return refuse(__LINE__);
   }
   if (interleave == CU_TENSOR_MAP_INTERLEAVE_NONE && swizzle != CU_TENSOR_MAP_SWIZZLE_NONE) {
-    uint64_t inner = uint64_t(boxDim[0]) * type_bytes(tensorDataType);
+    uint64_t inner = box_bytes(tensorDataType, boxDim[0]);
     uint64_t span = swizzle == CU_TENSOR_MAP_SWIZZLE_32B ? 32 : swizzle == CU_TENSOR_MAP_SWIZZLE_64B ? 64 : 128;
     if (inner > span) return refuse(__LINE__);
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The CUTLASS acceptance corpus of pipesim's PTX front end (tools/cutlass_corpus/README.md).
 
-    corpus.py build BUILD_DIR [--no-mutants] [--jobs 1]    # what build.sh runs
+    corpus.py build BUILD_DIR [--no-mutants] [--arch sm_100a] # what build.sh runs (--arch: the Blackwell part)
     corpus.py mutants BUILD_DIR [--only NAME,...]          # what mutants.sh runs (needs the corpus)
     corpus.py device BUILD_DIR [--only EXE,...] [--jobs 2] # the H100 bundle (device_bundle.sh; needs the corpus)
     corpus.py census FILE.ptx... [--out FILE]              # opcode census of PTX files
@@ -14,6 +14,7 @@ BUILD_DIR/pyenv; the outputs go to BUILD_DIR/cutlass_corpus/:
     <example>/<example>[_<variant>]_<M>x<N>x<K>.meta.json   stages, tile, schedule, workspace ...
     mutants/<name>.ptx, mutants/<name>.expect          one patched copy of CUTLASS each
     manifest.json, mutants.json, census.txt
+    manifest_sm100.json, census_sm100.txt               --arch sm_100a (corpus_sm100.py: examples 70-77)
 
 and the device step's bundle (README "On the H100") to BUILD_DIR/device/:
 
@@ -63,6 +64,26 @@ SHAPES = [(4096, 4096, 4096), (4096, 128, 4096), (512, 512, 16384), (2048, 2048,
 MUTANT_SHAPE = (2048, 2048, 256)
 
 SMEM_PER_BLOCK_OPTIN = 232448  # sm_90: 227 KiB
+
+# What `build --arch` produces: the Hopper corpus (the default, the outputs above) or the Blackwell one
+# (corpus_sm100.py), into the same BUILD_DIR/cutlass_corpus/ with their own manifest and census.
+TARGETS = {
+    "sm_90a": {
+        "arch": "sm_90a",
+        "gencode": "arch=compute_90a,code=compute_90a",
+        "sm_count": 132,
+        "smem_per_block_optin": SMEM_PER_BLOCK_OPTIN,
+        "examples": EXAMPLES,
+        "manifest": "manifest.json",
+        "census": "census.txt",
+        "extra_headers": [],
+        "mutants": True,
+    },
+}
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, HERE)
+from corpus_sm100 import TARGET as SM100_TARGET  # noqa: E402
+TARGETS["sm_100a"] = SM100_TARGET
 TENSORMAP_TAG = (0x50414D544D495350).to_bytes(8, "little")
 
 
@@ -114,12 +135,13 @@ def wheel_record(src):
     fail("no nvidia_cutlass-*.dist-info next to " + src)
 
 
-def include_flags(src, include_dir=None):
+def include_flags(src, include_dir=None, ex=None):
     return ["-I" + HERE,
             "-I" + (include_dir or os.path.join(src, "include")),
             "-I" + os.path.join(src, "tools", "util", "include"),
             "-I" + os.path.join(src, "examples", "common"),
-            "-I" + os.path.join(src, "examples")]
+            "-I" + os.path.join(src, "examples")] + [
+            "-I" + os.path.join(src, d) for d in (ex or {}).get("include_dirs", [])]
 
 
 # Flags of every compile: a release build (NDEBUG: no device asserts or pipeline brkpt checks), line
@@ -150,10 +172,11 @@ def shape_name(shape):
     return "x".join(str(v) for v in shape)
 
 
-def launch_stem(example, variant, variants, shape):
+def launch_stem(example, variant, variants, shape, label=None):
+    name = label.format(*shape) if label else shape_name(shape)
     if len(variants) == 1:
-        return "%s_%s" % (example, shape_name(shape))
-    return "%s_%s_%s" % (example, variant, shape_name(shape))
+        return "%s_%s" % (example, name)
+    return "%s_%s_%s" % (example, variant, name)
 
 
 def write_if_changed(path, data):
@@ -217,8 +240,9 @@ def normalized_body(body):
     return "\n".join(out)
 
 
-def check_launch(launch, ptx_text, where):
+def check_launch(launch, ptx_text, where, target=None):
     """The consistency checks every launch file gets; returns a list of problems."""
+    target = target or TARGETS["sm_90a"]
     problems = []
     name = launch["entry"]
     header, body = entry_block(ptx_text, name)
@@ -246,8 +270,11 @@ def check_launch(launch, ptx_text, where):
         if c <= 0 or g % c:
             problems.append("%s: grid %s is not a multiple of cluster %s" % (where, launch["grid"], launch["cluster"]))
             break
-    if launch["dynamic_smem"] > SMEM_PER_BLOCK_OPTIN:
-        problems.append("%s: dynamic_smem %d above sm_90's %d" % (where, launch["dynamic_smem"], SMEM_PER_BLOCK_OPTIN))
+    if launch["arch"] != target["arch"]:
+        problems.append("%s: arch %s, the corpus is %s" % (where, launch["arch"], target["arch"]))
+    if launch["dynamic_smem"] > target["smem_per_block_optin"]:
+        problems.append("%s: dynamic_smem %d above %s's %d" % (where, launch["dynamic_smem"], target["arch"],
+                                                                target["smem_per_block_optin"]))
     raw = bytes.fromhex(hexbytes)
     found = []
     for off in range(0, len(raw) - 127, 64):
@@ -367,25 +394,27 @@ def census_report(ptx_paths, labels=None):
 # Build
 
 
-def example_key(nvcc_ver, src, ex, flags):
+def example_key(nvcc_ver, src, ex, flags, target=None):
     h = hashlib.sha256()
     h.update(nvcc_ver.encode())
     h.update(json.dumps(flags).encode())
-    for p in (os.path.join(HERE, ex["tu"]), os.path.join(HERE, "capture_common.hpp"), wheel_record(src)):
+    headers = [os.path.join(HERE, f) for f in (target or TARGETS["sm_90a"])["extra_headers"]]
+    for p in [os.path.join(HERE, ex["tu"]), os.path.join(HERE, "capture_common.hpp")] + headers + [wheel_record(src)]:
         sha256_file(p, h)
     for rel in [ex["source"]] + ex.get("extra_sources", []):
         sha256_file(os.path.join(src, rel), h)
     return h.hexdigest()
 
 
-def compile_example(nvcc, nvcc_ver, src, ex, work):
-    """One nvcc run: the host capture binary, keeping the PTX it embeds (the same as -arch=sm_90a -ptx)."""
+def compile_example(nvcc, nvcc_ver, src, ex, work, target):
+    """One nvcc run: the host capture binary, keeping the PTX it embeds (the same as -arch=sm_90a -ptx,
+    or sm_100a)."""
     os.makedirs(work, exist_ok=True)
     stem = os.path.splitext(ex["tu"])[0]
     binary = os.path.join(work, stem)
     ptx = os.path.join(work, "keep", stem + ".ptx")
-    flags = COMMON_FLAGS + ["-gencode", "arch=compute_90a,code=compute_90a", "-cudart", "shared", "-lpthread"]
-    key = example_key(nvcc_ver, src, ex, flags)
+    flags = COMMON_FLAGS + ["-gencode", target["gencode"], "-cudart", "shared", "-lpthread"]
+    key = example_key(nvcc_ver, src, ex, flags, target)
     key_file = os.path.join(work, "key")
     if os.path.exists(key_file) and open(key_file).read() == key and os.path.exists(binary) and os.path.exists(ptx):
         return binary, ptx, None
@@ -394,8 +423,8 @@ def compile_example(nvcc, nvcc_ver, src, ex, work):
     keep = os.path.join(work, "keep")
     shutil.rmtree(keep, ignore_errors=True)
     os.makedirs(keep)
-    cmd = nice_prefix() + [nvcc] + flags + include_flags(src) + ["-keep", "-keep-dir", keep, "-o", binary,
-                                                                 os.path.join(HERE, ex["tu"])]
+    cmd = nice_prefix() + [nvcc] + flags + include_flags(src, ex=ex) + ["-keep", "-keep-dir", keep, "-o", binary,
+                                                                        os.path.join(HERE, ex["tu"])]
     dt = run_timed(cmd, "compiling " + ex["tu"], os.path.join(work, "compile.log"))
     if not os.path.exists(ptx):
         fail("nvcc kept no %s" % ptx)
@@ -413,6 +442,10 @@ def launch_json(launch):
     out = ["{"]
     for k in ("entry", "arch", "grid", "block", "cluster", "dynamic_smem"):
         out.append("  %s: %s," % (json.dumps(k), json.dumps(launch[k])))
+    # CUTLASS's ClusterLauncher::init sets cudaFuncAttributeNonPortableClusterSizeAllowed on every
+    # cluster launch; the launch file says so where it matters (clusters above 8 CTAs: 73's and 74's 4x4).
+    if launch["cluster"][0] * launch["cluster"][1] * launch["cluster"][2] > 8:
+        out.append("  \"non_portable_cluster_size\": true,")
     for k in ("buffers", "tensormaps"):
         items = [json.dumps(x) for x in launch[k]]
         out.append("  %s: [%s%s%s]," % (json.dumps(k), "\n    " if items else "", ",\n    ".join(items),
@@ -422,13 +455,40 @@ def launch_json(launch):
     return "\n".join(out) + "\n"
 
 
+def drop_unused_tensormaps(launch):
+    """Keep the tensor maps whose tag is in the params, renumbered in order (and renamed: tma_<buffer>,
+    _1, _2 ... for more of one buffer). Example 77's to_underlying_arguments encodes maps it then
+    replaces (9 calls, 4 in Params); every map of the GEMMs is in their Params (nothing changes)."""
+    raw = bytearray.fromhex(launch["params"][0]["hex"])
+    used = []
+    for off in range(0, len(raw) - 127, 64):
+        if raw[off:off + 8] == TENSORMAP_TAG:
+            used.append((int.from_bytes(raw[off + 8:off + 12], "little"), off))
+    keep = sorted({i for i, _ in used})
+    if keep == list(range(len(launch["tensormaps"]))) or any(i >= len(launch["tensormaps"]) for i in keep):
+        return launch  # all used (or a tag without a map: check_launch reports it)
+    renumber = {old: new for new, old in enumerate(keep)}
+    for old, off in used:
+        raw[off + 8:off + 12] = renumber[old].to_bytes(4, "little")
+    launch["params"][0]["hex"] = raw.hex()
+    maps = [launch["tensormaps"][i] for i in keep]
+    seen = {}
+    for t in maps:
+        base = re.sub(r"_\d+$", "", t["name"]) if not t["name"].startswith("tma_unknown") else "tma_unknown"
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        t["name"] = base if n == 0 else "%s_%d" % (base, n)
+    launch["tensormaps"] = maps
+    return launch
+
+
 def capture(binary, variant, ptx, shape, meta_path):
     cmd = [binary, "--variant", variant, "--ptx", ptx, "--meta", meta_path] + [str(v) for v in shape]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         fail("%s failed (exit %d):\n%s" % (" ".join(cmd), r.returncode, r.stderr[-4000:]))
     try:
-        return r.stdout, json.loads(r.stdout)
+        return r.stdout, drop_unused_tensormaps(json.loads(r.stdout))
     except json.JSONDecodeError as e:
         fail("%s printed no JSON: %s" % (" ".join(cmd), e))
 
@@ -452,16 +512,22 @@ def cmd_build(args):
     log("cutlass_corpus: CUTLASS sources %s" % src)
     log("cutlass_corpus: %s" % nvcc_ver.strip().splitlines()[-1])
 
-    manifest = {"cutlass": os.path.basename(os.path.dirname(wheel_record(src))), "arch": "sm_90a",
-                "sm_count": 132, "kernels": []}
+    target = TARGETS[args.arch]
+    examples = target["examples"]
+    if args.only:
+        unknown = args.only - {e["name"] for e in examples}
+        if unknown:
+            fail("--only: no %s example named %s" % (target["arch"], ", ".join(sorted(unknown))))
+    manifest = {"cutlass": os.path.basename(os.path.dirname(wheel_record(src))), "arch": target["arch"],
+                "sm_count": target["sm_count"], "kernels": []}
     timings = []
     all_ptx = []
     problems = []
-    for ex in EXAMPLES:
+    for ex in examples:
         if args.only and ex["name"] not in args.only:
             continue
         work = os.path.join(work_root, ex["name"])
-        binary, kept_ptx, dt = compile_example(nvcc, nvcc_ver, src, ex, work)
+        binary, kept_ptx, dt = compile_example(nvcc, nvcc_ver, src, ex, work, target)
         if dt is None:
             log("  %-45s cached" % ex["tu"])
         else:
@@ -483,8 +549,8 @@ def cmd_build(args):
             # a byte the passes of one capture happened to agree on cannot make the files differ.
             runs = []
             mask = set()
-            for shape in SHAPES:
-                stem = launch_stem(ex["name"], variant, variants, shape)
+            for shape in ex.get("shapes", SHAPES):
+                stem = launch_stem(ex["name"], variant, variants, shape, ex.get("shape_label"))
                 meta_path = os.path.join(kdir, stem + ".meta.json")
                 pair = []
                 for _ in range(2):
@@ -510,7 +576,7 @@ def cmd_build(args):
                 write_if_changed(meta_path, json.dumps(meta) + "\n")
                 launch_path = os.path.join(kdir, stem + ".launch.json")
                 write_if_changed(launch_path, launch_json(launch))
-                problems += check_launch(launch, ptx_text, os.path.relpath(launch_path, out))
+                problems += check_launch(launch, ptx_text, os.path.relpath(launch_path, out), target)
                 manifest["kernels"].append({
                     "example": ex["name"], "variant": variant, "shape": list(shape),
                     "ptx": os.path.relpath(ptx_path, out), "launch": os.path.relpath(launch_path, out),
@@ -520,24 +586,26 @@ def cmd_build(args):
                     "tile_scheduler": meta["tile_scheduler"], "stages": meta["stages"], "tile": meta["tile"],
                     "workspace_bytes": meta["workspace_bytes"], "expect": "ok",
                 })
-        log("  %-45s %d variant(s) x %d shapes captured" % (ex["name"], len(variants), len(SHAPES)))
+                if "cluster_fallback" in meta:
+                    manifest["kernels"][-1]["cluster_fallback"] = meta["cluster_fallback"]
+        log("  %-45s %d variant(s) x %d shapes captured" % (ex["name"], len(variants), len(ex.get("shapes", SHAPES))))
     if problems:
         fail("launch checks:\n  " + "\n  ".join(problems))
-    manifest_path = os.path.join(out, "manifest.json")
+    manifest_path = os.path.join(out, target["manifest"])
     if args.only and os.path.exists(manifest_path):
         # keep the other examples' entries and PTX of an earlier full build
         with open(manifest_path) as f:
             old = json.load(f)
         manifest["kernels"] = [k for k in old["kernels"] if k["example"] not in args.only] + manifest["kernels"]
-        manifest["kernels"].sort(key=lambda k: [e["name"] for e in EXAMPLES].index(k["example"]))
+        manifest["kernels"].sort(key=lambda k: [e["name"] for e in examples].index(k["example"]))
         all_ptx = sorted({os.path.join(out, k["ptx"]) for k in manifest["kernels"]},
-                         key=lambda p: [e["name"] for e in EXAMPLES].index(os.path.basename(os.path.dirname(p))))
+                         key=lambda p: [e["name"] for e in examples].index(os.path.basename(os.path.dirname(p))))
     write_if_changed(manifest_path, json.dumps(manifest, indent=1) + "\n")
     labels = {}
     for k in manifest["kernels"]:
         labels[k["entry"]] = "%s:%s" % (k["example"][:2], k["variant"])
-    write_if_changed(os.path.join(out, "census.txt"), census_report(all_ptx, labels))
-    if not args.no_mutants and not args.only:
+    write_if_changed(os.path.join(out, target["census"]), census_report(all_ptx, labels))
+    if target["mutants"] and not args.no_mutants and not args.only:
         timings += run_mutants(build_dir, src, nvcc, nvcc_ver, None)
     total = time.time() - t_start
     log("cutlass_corpus: %d launch files, %d compiles (%.1f s compiling), %.1f s in all -> %s" %
@@ -547,8 +615,6 @@ def cmd_build(args):
 # ---------------------------------------------------------------------------------------------------
 # Mutants
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, HERE)
 from mutants_spec import MUTANTS  # noqa: E402  (the patch list lives in its own file)
 
 
@@ -942,6 +1008,8 @@ def main():
     b.add_argument("build_dir")
     b.add_argument("--no-mutants", action="store_true")
     b.add_argument("--only", help="comma-separated example names (no mutants then)")
+    b.add_argument("--arch", choices=sorted(TARGETS), default="sm_90a",
+                   help="sm_90a: the Hopper corpus (default); sm_100a: the Blackwell one (manifest_sm100.json)")
     m = sub.add_parser("mutants")
     m.add_argument("build_dir")
     m.add_argument("--only", help="comma-separated mutant names")

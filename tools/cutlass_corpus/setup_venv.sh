@@ -34,41 +34,13 @@ if [[ -f "$stamp" ]] && d=$(source_dir); then
   exit 0
 fi
 
-if [[ ! -x "$venv/bin/python" ]]; then
-  echo "setup_venv: creating $venv" >&2
-  # Debian's python3 needs python3-venv for this (installed where missing, as tools/setup.sh does).
-  if ! python3 -m venv "$venv" >&2; then
-    rm -rf "$venv"
-    "$(dirname "$0")/../install_packages.sh" python3-venv
-    if ! python3 -m venv "$venv" >&2; then
-      echo "setup_venv: 'python3 -m venv' failed even with python3-venv installed" >&2
-      exit 1
-    fi
-  fi
-fi
-
+source "$(dirname "$0")/../venv_lib.sh"
+venv_create "$venv"
 rm -f "$venv"/.nvidia-cutlass-*.stamp
 what="nvidia-cutlass==$CUTLASS_VERSION"
 [[ -n "${CUTLASS_CORPUS_WHEEL:-}" ]] && what="$CUTLASS_CORPUS_WHEEL"
-echo "setup_venv: pip install --no-deps $what" >&2
-log="$venv/pip-install.log"
-if ! "$venv/bin/python" -m pip install --disable-pip-version-check --no-deps --timeout 30 --retries 2 \
-      "$what" >"$log" 2>&1; then
-  tail -n 20 "$log" >&2
-  if grep -qiE "connection|resolve|network|timed out|Temporary failure|No matching distribution" "$log"; then
-    echo "setup_venv: cannot fetch $what from PyPI (is https://pypi.org reachable? a proxy set in" \
-         "PIP_INDEX_URL / HTTPS_PROXY?). Offline: CUTLASS_CORPUS_WHEEL=/path/to/the.whl $0 $1" >&2
-  else
-    echo "setup_venv: pip install $what failed (log: $log)" >&2
-  fi
-  exit 1
-fi
-
-installed=$("$venv/bin/python" -m pip show nvidia-cutlass 2>/dev/null | sed -n 's/^Version: //p')
-if [[ "$installed" != "$CUTLASS_VERSION" ]]; then
-  echo "setup_venv: installed nvidia-cutlass is '$installed', expected $CUTLASS_VERSION" >&2
-  exit 1
-fi
+venv_pip_install "$venv" "CUTLASS_CORPUS_WHEEL=/path/to/the.whl $0 $1" --no-deps "$what"
+venv_check_version "$venv" nvidia-cutlass "$CUTLASS_VERSION"
 if ! d=$(source_dir); then
   echo "setup_venv: nvidia-cutlass $CUTLASS_VERSION has no cutlass_library/source/{include,examples}" >&2
   exit 1

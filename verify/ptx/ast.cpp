@@ -13,7 +13,7 @@ struct TypeInfo {
 };
 
 // One row per enumerator, in enum order (type_bytes / type_name index it).
-constexpr std::array<TypeInfo, 30> kTypes = {{
+constexpr std::array<TypeInfo, 31> kTypes = {{
     {Type::None, "", 0},
     {Type::Pred, "pred", 1},
     {Type::B8, "b8", 1},
@@ -46,12 +46,13 @@ constexpr std::array<TypeInfo, 30> kTypes = {{
     {Type::E2M3x2, "e2m3x2", 2},
     {Type::E3M2x2, "e3m2x2", 2},
     {Type::UE8M0x2, "ue8m0x2", 2},
+    {Type::F32x2, "f32x2", 8},
 }};
 
 constexpr bool table_in_enum_order() {
   for (size_t i = 0; i < kTypes.size(); ++i)
     if (static_cast<size_t>(kTypes[i].type) != i) return false;
-  return static_cast<size_t>(Type::UE8M0x2) + 1 == kTypes.size();
+  return static_cast<size_t>(Type::F32x2) + 1 == kTypes.size();
 }
 static_assert(table_in_enum_order(), "kTypes must list every Type in enum order");
 

@@ -46,6 +46,7 @@ enum class Type : uint8_t {
   S8, S16, S32, S64,
   F16, F16x2, BF16, BF16x2, TF32, F32, F64,
   E4M3, E5M2, E4M3x2, E5M2x2, E2M1x2, E2M3x2, E3M2x2, UE8M0x2,
+  F32x2,  // sm_100: two f32 in a 64-bit register (add / sub / mul / fma .f32x2)
 };
 // Bytes of one value of the type (Pred: 1; the packed x2 forms: their container).
 uint32_t type_bytes(Type t);

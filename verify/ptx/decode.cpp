@@ -385,7 +385,8 @@ void decode_body(const Module& module, const Function& f, DFunction& df, Program
     Mods m(in);
     const bool known = decode_control(c, m, d) || decode_move(c, m, d) || decode_cvt(c, m, d) ||
                        decode_int(c, m, d) || decode_float(c, m, d) ||
-                       decode_mem(c, m, d) || decode_warp(c, m, d) || decode_sync(c, m, d);
+                       decode_mem(c, m, d) || decode_warp(c, m, d) || decode_sync(c, m, d) ||
+                       decode_tcgen05(c, m, d) || decode_clc(c, m, d);
     if (!known || !m.done() || d.fn == nullptr) c.unsupported();
     if (d.space == Space::Generic) {  // `ld.u32 %r, [shared_var]`: a variable named in a generic access is
       for (DOp& o : d.ops)            // its generic address

@@ -1,4 +1,4 @@
-// Floating-point arithmetic on f32, f64, f16, bf16 and the packed f16x2 / bf16x2: add sub mul fma mad
+// Floating-point arithmetic on f32, f64, f16, bf16 and the packed f16x2 / bf16x2 / f32x2: add sub mul fma mad
 // div rcp sqrt rsqrt ex2 lg2 sin cos tanh abs neg min max copysign testp. Results round to nearest;
 // the directed rounding modes, .ftz and the .approx error bounds are not modelled (values may differ
 // from the GPU's in the last bits; no verdict depends on them). .sat clamps to [0, 1], .relu to >= 0.
@@ -49,6 +49,13 @@ struct FmtBF16x2 {
   static constexpr uint32_t n = 2;
   static V get(uint64_t r, uint32_t k) { return bf16_to_f32(static_cast<uint16_t>(r >> (16 * k))); }
   static uint64_t put(V v, uint32_t k) { return uint64_t{f32_to_bf16(v)} << (16 * k); }
+};
+
+struct FmtF32x2 {
+  using V = float;
+  static constexpr uint32_t n = 2;
+  static V get(uint64_t r, uint32_t k) { return std::bit_cast<float>(static_cast<uint32_t>(r >> (32 * k))); }
+  static uint64_t put(V v, uint32_t k) { return uint64_t{std::bit_cast<uint32_t>(v)} << (32 * k); }
 };
 
 template <class V>
@@ -133,6 +140,7 @@ ExecFn by_format(Type t, Pick pick) {
     case Type::BF16: return pick(FmtBF16{});
     case Type::F16x2: return pick(FmtF16x2{});
     case Type::BF16x2: return pick(FmtBF16x2{});
+    case Type::F32x2: return pick(FmtF32x2{});
     default: return nullptr;
   }
 }

@@ -168,9 +168,9 @@ template <class T>
 void int_shl(Exec& x, const DInstr& in) {
   const auto a = x.src(in.ops[1], 0), b = x.src(in.ops[2], 1);
   uint64_t* d = x.dst(in.ops[0]);
-  for_lanes(x.mask, [&](uint32_t l) {
-    const uint32_t n = static_cast<uint32_t>(b[l]);
-    d[l] = n >= width<T>() ? 0 : bits<T>(static_cast<T>(static_cast<U<T>>(a[l]) << n));
+  map2(x.mask, d, a, b, [](uint64_t av, uint64_t bv) -> uint64_t {
+    const uint32_t n = static_cast<uint32_t>(bv);
+    return n >= width<T>() ? 0 : bits<T>(static_cast<T>(static_cast<U<T>>(av) << n));
   });
 }
 template <class T>

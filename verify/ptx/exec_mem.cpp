@@ -41,6 +41,29 @@ void exec_ld(Exec& x, const DInstr& in) {
   });
 }
 
+// ld / st .b128 (scalar): a .b128 register holds the low 64 bits of its value (what the kernels
+// here keep in one: clusterlaunchcontrol responses, sync.hpp). A load whose upper half is not zero
+// would lose it, and is refused rather than truncated.
+void exec_ld128(Exec& x, const DInstr& in) {
+  const DOp& e = x.elem(in.ops[0], 0);
+  uint64_t* d = e.kind == OpKind::Reg ? x.reg(e.idx) : x.sink;
+  for_lanes(x.mask, [&](uint32_t l) {
+    const uint8_t* p = x.access(in.space, x.address(in.ops[1], l), 16, l, false);
+    if (load_le(p + 8, 8) != 0)
+      Exec::kernel_fault("unsupported", "ld.b128 of a value whose upper 64 bits are not zero: this interpreter keeps 64 bits of a .b128 register");
+    d[l] = load_le(p, 8);
+  });
+}
+void exec_st128(Exec& x, const DInstr& in) {
+  const DOp& e = x.elem(in.ops[1], 0);
+  const Exec::Src s = e.kind == OpKind::Reg ? Exec::Src{x.reg(e.idx), 1} : x.src(e, 0);
+  for_lanes(x.mask, [&](uint32_t l) {
+    uint8_t* p = x.access(in.space, x.address(in.ops[0], l), 16, l, true);
+    store_le(p, s[l], 8);
+    store_le(p + 8, 0, 8);
+  });
+}
+
 // st: ops[0] = address, ops[1] = source vector.
 void exec_st(Exec& x, const DInstr& in) {
   const DOp& sv = in.ops[1];
@@ -293,7 +316,8 @@ bool decode_mem(DecodeCtx& c, Mods& m, DInstr& d) {
     d.vec = take_vec(m);
     if (m.type_count() != 1) c.unsupported();
     d.type = m.type(0);
-    if (d.type == Type::Pred || type_bytes(d.type) > 8 || type_bytes(d.type) == 0) c.unsupported();
+    const bool b128 = d.type == Type::B128 && d.vec == 1;
+    if (d.type == Type::Pred || (type_bytes(d.type) > 8 && !b128) || type_bytes(d.type) == 0) c.unsupported();
     d.op = load ? Op::Ld : Op::St;
     c.expect_ops(hint ? 3 : 2, hint ? 3 : 2);
     const Operand& data = load ? in.ops[0] : in.ops[1];
@@ -305,7 +329,7 @@ bool decode_mem(DecodeCtx& c, Mods& m, DInstr& d) {
     d.ops[0] = load ? v : a;
     d.ops[1] = load ? a : v;
     d.nops = 2;
-    d.fn = load ? exec_ld : exec_st;
+    d.fn = b128 ? (load ? exec_ld128 : exec_st128) : load ? exec_ld : exec_st;
     return true;
   }
   if (op == "atom" || op == "red") {

@@ -50,6 +50,29 @@ void exec_unpack(Exec& x, const DInstr& in) {
   }
 }
 
+// mov.b128 {lo, hi} <-> a .b128 register, which holds the low 64 bits (exec_mem.cpp): a pack whose
+// high half is not zero is refused rather than truncated; an unpack gives a zero high half.
+void exec_pack128(Exec& x, const DInstr& in) {
+  const auto lo = x.src(x.elem(in.ops[1], 0), 0), hi = x.src(x.elem(in.ops[1], 1), 1);
+  uint64_t* d = x.dst(in.ops[0]);
+  for_lanes(x.mask, [&](uint32_t l) {
+    if (hi[l] != 0)
+      Exec::kernel_fault("unsupported", "mov.b128 of a value whose upper 64 bits are not zero: this interpreter keeps 64 bits of a .b128 register");
+    d[l] = lo[l];
+  });
+}
+void exec_unpack128(Exec& x, const DInstr& in) {
+  const auto s = x.src(in.ops[1], 0);
+  uint64_t copy[32];
+  for_lanes(x.mask, [&](uint32_t l) { copy[l] = s[l]; });
+  for (uint32_t k = 0; k < 2; ++k) {
+    const DOp& e = x.elem(in.ops[0], k);
+    if (e.kind != OpKind::Reg) continue;
+    uint64_t* d = x.reg(e.idx);
+    for_lanes(x.mask, [&](uint32_t l) { d[l] = k == 0 ? copy[l] : 0; });
+  }
+}
+
 // ---- selp / slct ------------------------------------------------------------------------------------
 void exec_selp(Exec& x, const DInstr& in) {
   const auto a = x.src(in.ops[1], 0), b = x.src(in.ops[2], 1);
@@ -216,6 +239,16 @@ bool decode_move(DecodeCtx& c, Mods& m, DInstr& d) {
       d.ops[0] = c.pred_dst(in.ops[0]);
       d.ops[1] = c.pred_src(in.ops[1]);
       d.fn = exec_mov_pred;
+      return true;
+    }
+    if (t == Type::B128) {
+      // A 128-bit register: moved whole, or packed from / unpacked into two 64-bit halves.
+      const bool pack = in.ops[1].kind == OperandKind::Vector, unpack = in.ops[0].kind == OperandKind::Vector;
+      if ((pack && in.ops[1].elems.size() != 2) || (unpack && in.ops[0].elems.size() != 2))
+        c.fail("mov.b128 packs or unpacks exactly two 64-bit halves");
+      d.ops[0] = unpack ? c.vector_of(in.ops[0], Type::B64, true) : c.dest(in.ops[0], t, true);
+      d.ops[1] = pack ? c.vector_of(in.ops[1], Type::B64, false) : c.value(in.ops[1], t, true);
+      d.fn = pack ? exec_pack128 : unpack ? exec_unpack128 : exec_mov;
       return true;
     }
     if (type_bytes(t) > 8) c.unsupported();

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <string>
 
+#include "sim/l2.hpp"
 #include "verify/ptx/machine_impl.hpp"
 
 namespace pipesim::ptx {
@@ -227,6 +228,14 @@ PendingRequest& copy_request(Exec& x, SyncKind kind, const CopyGroups& g, uint32
   return p;
 }
 
+// The global box copy `k` reads or writes, for the L2 (sim::Op::box): the tensor map and the box's
+// coordinates, or the global address and size of a plain bulk copy.
+uint64_t global_box(const PendingRequest& p, const CopyKey& k, bool tensor, uint64_t addr) {
+  if (tensor) return sim::box_key(uint64_t{p.req.tensormap} + 1, k.coord, 5);
+  const int64_t where[2] = {static_cast<int64_t>(addr), static_cast<int64_t>(k.size)};
+  return sim::box_key(0, where, 2);
+}
+
 // Global -> shared::cluster (tensor or plain) and shared::cta -> shared::cluster: TmaLoad.
 // ops: [dst], [src or tmap], [mbar], size (plain; None for tensor), ctaMask (multicast; else None),
 // coordinates (tensor)
@@ -246,6 +255,7 @@ void exec_tma_load(Exec& x, const DInstr& in) {
     p.req.bar = x.to_cluster_address(Space::Shared, k.bar, 8, l);
     p.req.b = static_cast<int64_t>(k.mask);
     p.req.cta_group2 = in.flags & F_CTA_GROUP2;
+    if (tensor || in.space == Space::Global) p.req.box = global_box(p, k, tensor, k.src);
   }
 }
 
@@ -259,6 +269,7 @@ void exec_bulk_store(Exec& x, const DInstr& in) {
     const CopyKey& k = g.key[i];
     PendingRequest& p = copy_request(x, SyncKind::BulkStore, g, i, tensor, k.dst);
     if (!tensor) check_global_range(x, k.dst, k.size, "bulk store destination");
+    p.req.box = global_box(p, k, tensor, k.dst);
     p.req.dst = shared_dst(x, Space::Shared, k.src, static_cast<uint64_t>(p.req.a), g.lane[i]);
   }
 }
@@ -610,10 +621,11 @@ bool decode_sync(DecodeCtx& c, Mods& m, DInstr& d) {
     if (m.take("cluster")) {
       const int k = m.take_one({"arrive", "wait"});
       if (k < 0) c.unsupported();
-      m.take_one({"release", "relaxed", "acquire"});
+      const int sem = m.take_one({"release", "relaxed", "acquire"});
       m.take("aligned");
       c.expect_ops(0, 0);
       plain(k == 0 ? Op::ClusterArrive : Op::ClusterWait, k == 0 ? SyncKind::ClusterArrive : SyncKind::ClusterWait);
+      d.aux = k == 0 && sem == 1 ? 1 : 0;  // ClusterArrive: b = 1 for .relaxed (no release semantics)
       return true;
     }
     const int k = m.take_one({"sync", "arrive", "red"});

@@ -557,6 +557,15 @@ Launch parse_launch(const std::string& path, const std::string& text) {
   } catch (const json::parse_error& e) {
     // e.byte is 1-based: the character the parser stopped at.
     throw LaunchError(syntax_message(e.what()), path, lines.at(e.byte == 0 ? 0 : e.byte - 1));
+  } catch (const json::out_of_range& e) {
+    // A number past what a double holds ("1E999"): the library names it, not where it is (found by
+    // the fuzzer, docs/fuzzing.md). The first place its text occurs is where it is.
+    const std::string what = e.what();
+    const size_t open = what.find('\''), close = what.rfind('\'');
+    const std::string number = open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
+    const size_t at = number.empty() ? std::string::npos : text.find(number);
+    throw LaunchError(fmt::format("number {}{} is out of range", number.substr(0, 32), number.size() > 32 ? "..." : ""), path,
+                      at == std::string::npos ? TextPos{} : lines.at(at));
   }
   const PositionScan scan(text, lines);
   const Reader r(path, scan);

@@ -15,6 +15,7 @@
 
 #include "model/arch.hpp"
 #include "model/registers.hpp"
+#include "sim/engine.hpp"
 #include "verify/ptx/launch_impl.hpp"
 
 namespace pipesim::ptx {
@@ -76,6 +77,7 @@ class Resolver {
     geometry();
     registers();
     shared_memory();
+    footprint();
     buffers();
     tensor_maps();
     parameters();
@@ -157,6 +159,20 @@ class Resolver {
     if (t->second == 'a') runs = t->first == a->first;
     if (t->second == 'f') runs = a->first / 10 == t->first / 10 && a->first >= t->first;
     if (!runs) fail("/arch", fmt::format("the module targets {}, which does not run on {}", m_.target, arch_name()));
+  }
+
+  // The grid the engine would hold (sim::RunFootprint), refused at /grid before anything is allocated.
+  // A PTX warp adds its registers (8 bytes a lane each: the interpreter's value slots, an upper
+  // bound before compaction) and a CTA its shared memory, which the interpreter materialises.
+  void footprint() const {
+    sim::RunFootprint f;
+    f.ctas = l_.ctas();
+    f.warps_per_cta = (l_.threads() + 31) / 32;
+    f.extra_per_cta = l_.dynamic_smem + l_.static_smem;
+    f.extra_per_warp = uint64_t{32} * 8 * f_->regs.size();
+    const int64_t per_sm = model::resident_ctas(arch_, l_.threads(), l_.dynamic_smem + l_.static_smem, l_.regs.value_or(0));
+    f.live_ctas = static_cast<uint64_t>(std::max<int64_t>(1, per_sm)) * static_cast<uint64_t>(arch_.cap.sms);
+    if (const std::string no = f.refusal(); !no.empty()) fail("/grid", "the launch is too large to simulate: " + no);
   }
 
   static std::array<uint32_t, 3> directive_dims(const std::optional<uint32_t> (&d)[3]) {
@@ -407,11 +423,12 @@ class Resolver {
     } else if (t.elem_bits == 4 && t.dims[0] % 2 != 0) {
       fail(at("dims", 0), fmt::format("{}: 4-bit type {} needs an even dims[0], not {}", tm, t.type_name, t.dims[0]));
     }
-    // Strides: bytes, multiples of 16 (32 for interleave 32b and the align16b types), each holding the
-    // dimensions below it (the layout the driver documents: stride[i] = stride[i-1] * (dim[i] + pad)).
+    // Strides: bytes, multiples of 16 (32 for interleave 32b and the align16b types). The first holds a
+    // whole row (dims[0] elements); outer dimensions may come in any order (CUTLASS's FMHA steps over
+    // heads with a stride smaller than its sequence's), so only the first is checked against what lies
+    // below it.
     const uint64_t stride_unit = (t.interleave == "32b" || align16b) ? 32 : 16;
-    uint64_t below = (t.dims[0] * t.elem_bits + 7) / 8;
-    std::string below_text = fmt::format("dims[0] x {}", t.type_name);
+    const uint64_t row = (t.dims[0] * t.elem_bits + 7) / 8;
     for (uint32_t i = 1; i < t.rank; ++i) {
       const uint64_t s = t.strides[i];
       const std::string sp = at("strides", i - 1);
@@ -419,12 +436,8 @@ class Resolver {
         fail(sp, fmt::format("{}: strides[{}] = {} B is not a multiple of {} below 2^40", tm, i - 1, s, stride_unit));
       // A dimension of extent 1 is never stepped along: its stride is free (CUTLASS passes 0 for a
       // batch of one).
-      if (t.dims[i] == 1) continue;
-      if (s < below)
-        fail(sp, fmt::format("{}: strides[{}] = {} B is less than the {} B of {}", tm, i - 1, s, below, below_text));
-      // s < 2^40 and dims[i] <= 2^32: the product can pass 2^64, which no later stride reaches anyway.
-      below = t.dims[i] > std::numeric_limits<uint64_t>::max() / s ? std::numeric_limits<uint64_t>::max() : s * t.dims[i];
-      below_text = fmt::format("strides[{}] x dims[{}]", i - 1, i);
+      if (i == 1 && t.dims[i] != 1 && s < row)
+        fail(sp, fmt::format("{}: strides[0] = {} B is less than the {} B of dims[0] x {}", tm, s, row, t.type_name));
     }
     // The memory it describes.
     if (!t.buffer.empty()) {

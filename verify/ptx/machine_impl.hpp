@@ -17,6 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "verify/ptx/machine.hpp"
 
 namespace pipesim::ptx {
@@ -24,10 +26,10 @@ namespace pipesim::ptx {
 // ---- Address map (docs/ptx.md, "Address spaces") --------------------------------------------------
 // Generic addresses are 64-bit. The launch places global buffers from kBufferBase (0x7f00'0000'0000)
 // upward, or where the launch file says. The interpreter's own windows sit below that, 1 TiB each:
-//   0x7a00'0000'0000  shared: generic = kSharedWindow + shared::cluster address (sync.hpp), so
-//                     offset X of the issuing CTA is kSharedWindow + X and offset X of cluster rank r
-//                     is kSharedWindow + ((r + 1) << 24 | X). cvta.shared / cvta.to.shared add / remove
-//                     the window; a shared::cta address is the offset itself, [0, CTA shared size).
+//   0x7a00'0000'0000  shared: generic = kSharedWindow + shared::cluster address (sync.hpp): offset X
+//                     of cluster rank r is kSharedWindow + (r << 24 | X). cvta.shared / cvta.to.shared
+//                     add / remove the window; a CTA's shared::cta addresses are its own rank's
+//                     shared::cluster addresses (a .shared symbol's address carries the rank).
 //   0x7b00'0000'0000  local: the thread's .local depot(s) (and the .param space of device-function
 //                     calls); a local-space address IS the generic one (cvta.local is the identity),
 //                     every thread sees its own bytes at the same addresses.
@@ -70,6 +72,8 @@ enum class Op : uint16_t {
   MbarCompleteTx, MbarTestWait, MbarTryWait, MbarPendingCount, TmaLoad, BulkCopyS2C, BulkStore,
   BulkCommit, BulkWait, AsyncCopy, AsyncCommit, AsyncWait, AsyncMbarArrive, BarSync, BarArrive, BarRed,
   ClusterArrive, ClusterWait, WgmmaFence, WgmmaMma, WgmmaCommit, WgmmaWait,
+  TmemAlloc, TmemDealloc, TmemRelinquish, UmmaMma, UmmaCommit, TmemLoad, TmemStore, TmemWait, Tcgen05Other,
+  ClcTryCancel, ClcQuery,
 };
 
 enum class OpKind : uint8_t { None, Reg, Pred, Imm, Special, Sym, Addr, Vec, Sink, Label };
@@ -204,9 +208,15 @@ class Program {
 class GlobalMemory {
  public:
   static constexpr uint64_t kPageBytes = 4096;
+  // Regions whose page table would hold more pages than this look pages up in the hash alone.
+  static constexpr uint64_t kMaxTablePages = uint64_t{1} << 22;  // 16 GiB of buffer, a 32 MiB table
   struct Region {
     uint64_t begin = 0, end = 0;
     std::string name;
+    // Pages of [begin, end) by page number - begin / kPageBytes, filled on first touch: lanes of one
+    // store land on as many pages as they have rows, and a hash lookup per lane was the epilogue's
+    // main cost. The pages stay owned by GlobalMemory::pages_ (regions may overlap).
+    mutable std::vector<uint8_t*> page_table;
   };
   void add_region(uint64_t begin, uint64_t bytes, std::string name);
   // The region holding [addr, addr + bytes), or null.
@@ -214,6 +224,9 @@ class GlobalMemory {
   // The page holding `addr`: allocated for writes; for reads of a page never written, a page of zeros.
   uint8_t* page_for_write(uint64_t addr);
   const uint8_t* page_for_read(uint64_t addr) const;
+  // The same through the page table of `r`, the region find() returned for `addr`.
+  uint8_t* page_for_write(const Region& r, uint64_t addr);
+  const uint8_t* page_for_read(const Region& r, uint64_t addr) const;
   void write(uint64_t addr, const void* src, uint64_t bytes);
   void read(uint64_t addr, void* dst, uint64_t bytes) const;
   uint64_t pages() const { return pages_.size(); }
@@ -234,6 +247,7 @@ class GridState {
   std::vector<uint8_t> constant;      // the const window
   GlobalMemory global;
   std::vector<uint64_t> sym_value;    // Program::symbols -> address (see SymKind)
+  std::vector<uint8_t> sym_shared;    // Program::symbols -> a .shared symbol (its address carries the rank)
   uint64_t smem_bytes = 0;            // per CTA: static + dynamic
   // Per CTA shared memory, allocated on first use and freed when its last warp is destroyed.
   std::vector<std::unique_ptr<uint8_t[]>> shared;
@@ -271,7 +285,7 @@ struct Frame {
 };
 
 // What answer() writes, for the request step() returned last.
-enum class AnswerKind : uint8_t { None, Token, Pred, NamedRed };
+enum class AnswerKind : uint8_t { None, Token, Pred, NamedRed, SharedU32 };
 struct PendingRequest {
   SyncRequest req;
   AnswerKind answer = AnswerKind::None;
@@ -287,6 +301,7 @@ struct Exec {
   GridState* grid = nullptr;
   const Program* prog = nullptr;
   CtaPlace place;
+  uint64_t shared_cta_base = 0;       // place.rank << 24: where this CTA's shared::cta window starts
   uint32_t warp = 0;
   uint32_t valid = 0;                 // lanes that exist (a partial last warp has fewer)
   uint32_t exited = 0;
@@ -296,7 +311,10 @@ struct Exec {
   bool need_resolve = true;
   bool dead = false;
   bool released = false;              // exited: registers, local memory and the CTA's share given back
-  std::vector<StackEntry> stack;
+  // The SIMT stack and the requests live inline (a warp's step touches both; a separate heap block
+  // each was a cache miss per step with a thousand warps resident).
+  static constexpr size_t kInlineStack = 16, kInlinePending = 4;
+  boost::container::small_vector<StackEntry, kInlineStack> stack;
   std::vector<Frame> frames;
   Frame* frame = nullptr;
   const DFunction* fn = nullptr;
@@ -314,7 +332,7 @@ struct Exec {
   std::vector<std::unique_ptr<uint64_t[]>> chunk_store;
   std::vector<uint64_t*> free_chunks;
   // Requests waiting to be returned by step(), and the one answer() applies to.
-  std::vector<PendingRequest> pending;  // kept until the next step() (answer() reads the last one)
+  boost::container::small_vector<PendingRequest, kInlinePending> pending;  // kept until the next step() (answer() reads the last one)
   size_t pending_head = 0;
   int64_t last = -1;                    // the request step() returned last, if it takes an answer
   KernelFault fault;
@@ -364,7 +382,8 @@ struct Exec {
   const DOp& elem(const DOp& v, uint32_t i) const { return fn->pool[v.idx + i]; }
 
   uint64_t sym_value(const DOp& o) const {
-    return grid->sym_value[o.idx] + (o.frame_rel ? kLocalWindow + frame->local_base : 0);
+    return grid->sym_value[o.idx] + (o.frame_rel ? kLocalWindow + frame->local_base : 0) +
+           (grid->sym_shared[o.idx] ? shared_cta_base : 0);
   }
   // The address an Addr operand names for `lane` (base + offset).
   uint64_t address(const DOp& a, uint32_t lane) {
@@ -456,7 +475,7 @@ inline uint64_t width_mask(uint32_t bits) { return bits >= 64 ? ~uint64_t{0} : (
 inline bool is_signed(Type t) { return t == Type::S8 || t == Type::S16 || t == Type::S32 || t == Type::S64; }
 inline bool is_float(Type t) {
   return t == Type::F16 || t == Type::F16x2 || t == Type::BF16 || t == Type::BF16x2 || t == Type::TF32 ||
-         t == Type::F32 || t == Type::F64;
+         t == Type::F32 || t == Type::F64 || t == Type::F32x2;
 }
 inline uint32_t type_bits(Type t) { return t == Type::Pred ? 1 : type_bytes(t) * 8; }
 // Sign-extends the low `bits` of v.
@@ -521,6 +540,8 @@ bool decode_cvt(DecodeCtx& c, Mods& m, DInstr& d);
 bool decode_mem(DecodeCtx& c, Mods& m, DInstr& d);
 bool decode_warp(DecodeCtx& c, Mods& m, DInstr& d);
 bool decode_sync(DecodeCtx& c, Mods& m, DInstr& d);
+bool decode_tcgen05(DecodeCtx& c, Mods& m, DInstr& d);
+bool decode_clc(DecodeCtx& c, Mods& m, DInstr& d);
 bool decode_control(DecodeCtx& c, Mods& m, DInstr& d);
 
 // cfg.cpp: fills DInstr::rpc of every branch of `df` with its immediate post-dominator.

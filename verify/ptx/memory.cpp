@@ -24,7 +24,7 @@ const uint8_t* zero_page() {
 
 // ---- GlobalMemory --------------------------------------------------------------------------------
 void GlobalMemory::add_region(uint64_t begin, uint64_t bytes, std::string name) {
-  Region r{begin, begin + bytes, std::move(name)};
+  Region r{begin, begin + bytes, std::move(name), {}};
   auto it = std::upper_bound(regions_.begin(), regions_.end(), begin,
                              [](uint64_t b, const Region& x) { return b < x.begin; });
   regions_.insert(it, std::move(r));
@@ -67,6 +67,49 @@ const uint8_t* GlobalMemory::page_for_read(uint64_t addr) const {
   last_page_ = page;
   last_ptr_ = it->second.get();
   return last_ptr_;
+}
+
+namespace {
+
+// The page-table slot of the page holding `addr` in `r`, or null where the region is too large for a
+// table (the caller then uses the hash).
+uint8_t** table_slot(const GlobalMemory::Region& r, uint64_t addr) {
+  constexpr uint64_t kPage = GlobalMemory::kPageBytes;
+  const uint64_t first = r.begin / kPage;
+  if (r.page_table.empty()) {
+    if (r.end <= r.begin) return nullptr;
+    const uint64_t n = (r.end - 1) / kPage - first + 1;
+    if (n > GlobalMemory::kMaxTablePages) return nullptr;
+    r.page_table.assign(n, nullptr);
+  }
+  return &r.page_table[addr / kPage - first];
+}
+
+}  // namespace
+
+uint8_t* GlobalMemory::page_for_write(const Region& r, uint64_t addr) {
+  if (!r.page_table.empty()) {  // the common case, kept short
+    uint8_t* page = r.page_table[addr / kPageBytes - r.begin / kPageBytes];
+    if (page) return page;
+  }
+  uint8_t** slot = table_slot(r, addr);
+  if (!slot) return page_for_write(addr);
+  if (!*slot) *slot = page_for_write(addr);
+  return *slot;
+}
+
+const uint8_t* GlobalMemory::page_for_read(const Region& r, uint64_t addr) const {
+  if (!r.page_table.empty()) {
+    const uint8_t* page = r.page_table[addr / kPageBytes - r.begin / kPageBytes];
+    if (page) return page;
+  }
+  uint8_t** slot = table_slot(r, addr);
+  if (!slot) return page_for_read(addr);
+  if (*slot) return *slot;
+  auto it = pages_.find(addr / kPageBytes);
+  if (it == pages_.end()) return zero_page();  // not cached: a later write allocates the page
+  *slot = it->second.get();
+  return *slot;
 }
 
 void GlobalMemory::write(uint64_t addr, const void* src, uint64_t bytes) {
@@ -142,8 +185,10 @@ std::unique_ptr<GridState> make_grid(std::shared_ptr<const Program> program, con
   grid->shared_users.assign(grid->nctas, 0);
 
   grid->sym_value.resize(p.symbols.size());
+  grid->sym_shared.resize(p.symbols.size());
   for (size_t i = 0; i < p.symbols.size(); ++i) {
     const SymInfo& s = p.symbols[i];
+    grid->sym_shared[i] = s.kind == SymKind::Shared;
     switch (s.kind) {
       case SymKind::Shared: case SymKind::Global: case SymKind::Const: case SymKind::Frame:
         grid->sym_value[i] = s.addr;
@@ -225,14 +270,12 @@ uint8_t* Exec::shared_bytes(uint64_t addr, uint32_t bytes, bool write) {
   const int32_t rank = shared_rank(addr);
   const uint32_t off = shared_offset(addr);
   uint8_t* base = smem;
-  if (rank >= 0) {
+  if (static_cast<uint32_t>(rank) != place.rank) {
     const uint32_t cta = grid->cta_of_rank(place.cta, static_cast<uint32_t>(rank));
     if (cta == UINT32_MAX)
       kernel_fault("bad_address", "shared::cluster address " + hex(addr) + " names cluster rank " +
                                       std::to_string(rank) + ", outside the cluster");
-    base = cta == place.cta ? smem : grid->cta_shared(cta);
-  } else if (addr > kSharedOffsetMask) {
-    kernel_fault("bad_address", "shared address " + hex(addr) + " is not a shared::cta or shared::cluster address");
+    base = grid->cta_shared(cta);
   }
   if (uint64_t{off} + bytes > smem_size)
     kernel_fault("bad_address", "shared access of " + std::to_string(bytes) + " bytes at offset " + hex(off) +
@@ -242,7 +285,8 @@ uint8_t* Exec::shared_bytes(uint64_t addr, uint32_t bytes, bool write) {
 
 uint8_t* Exec::access(Space space, uint64_t addr, uint32_t bytes, uint32_t lane, bool write, uint32_t align) {
   if (align == 0) align = bytes;
-  if (align > 1 && addr % align != 0)
+  // Alignments are powers of two but for odd vector sizes; a mask, not a 64-bit division, for those.
+  if (align > 1 && ((align & (align - 1)) == 0 ? (addr & (align - 1)) : addr % align) != 0)
     kernel_fault("misaligned", "access of " + std::to_string(bytes) + " bytes at " + hex(addr) +
                                    " is not aligned to " + std::to_string(align) + " bytes");
   Where w;
@@ -266,14 +310,15 @@ uint8_t* Exec::access(Space space, uint64_t addr, uint32_t bytes, uint32_t lane,
   switch (w) {
     case Where::Shared: return shared_bytes(addr - kSharedWindow, bytes, write);
     case Where::Global: {
-      if (!grid->global.find(addr, bytes))
+      const GlobalMemory::Region* region = grid->global.find(addr, bytes);
+      if (!region)
         kernel_fault("bad_address", std::string(write ? "write" : "read") + " of " + std::to_string(bytes) +
                                         " bytes at " + hex(addr) + " is outside every buffer of the launch");
       const uint64_t in_page = addr % GlobalMemory::kPageBytes;
       if (in_page + bytes > GlobalMemory::kPageBytes)
         kernel_fault("misaligned", "access of " + std::to_string(bytes) + " bytes at " + hex(addr) + " crosses a page");
-      if (write) return grid->global.page_for_write(addr) + in_page;
-      return const_cast<uint8_t*>(grid->global.page_for_read(addr)) + in_page;
+      if (write) return grid->global.page_for_write(*region, addr) + in_page;
+      return const_cast<uint8_t*>(grid->global.page_for_read(*region, addr)) + in_page;
     }
     case Where::Local: {
       const uint64_t off = addr - kLocalWindow;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <unordered_map>
 
@@ -130,6 +131,21 @@ class PtxRun final : public sim::ExternalRun {
     return it->second;
   }
   const PtxProgram& program() const { return prog_; }
+  void clc_response(int cta, uint32_t offset, int cluster) override {
+    const uint32_t csize = prog_.launch.cluster_size();
+    uint64_t word = 0;
+    if (cluster >= 0) {
+      const CtaPlace first = place_of(static_cast<uint32_t>(cluster) * csize, csize, 0);
+      const Launch& l = prog_.launch;
+      const uint32_t x = first.cta % l.grid[0], y = (first.cta / l.grid[0]) % l.grid[1], z = first.cta / (l.grid[0] * l.grid[1]);
+      word = clc_encode(true, x, y, z);
+    }
+    const uint8_t bytes[16] = {static_cast<uint8_t>(word), static_cast<uint8_t>(word >> 8), static_cast<uint8_t>(word >> 16),
+                               static_cast<uint8_t>(word >> 24), static_cast<uint8_t>(word >> 32), static_cast<uint8_t>(word >> 40),
+                               static_cast<uint8_t>(word >> 48), static_cast<uint8_t>(word >> 56)};
+    const CtaPlace dst = place_of(static_cast<uint32_t>(cta), csize, 0);
+    if (uint64_t{offset} + 16 <= shared_bytes_per_cta(*grid_)) std::memcpy(grid_->cta_shared(dst.cta) + offset, bytes, 16);
+  }
 
  private:
   // The engine numbers CTAs cluster by cluster; CUDA numbers them x fastest over the grid. A
@@ -245,9 +261,10 @@ bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
       if (r.b != 0) op.flags |= sim::kFlagMulticast;
       else if (dst_rank >= 0 && dst_rank != rank_) op.b = int64_t{1} << dst_rank, op.flags |= sim::kFlagMulticast;
       if (r.cta_group2) op.flags |= sim::kFlagCtaGroup2;
+      op.box = r.box;
       return true;
     }
-    case SyncKind::BulkStore: op.kind = OpKind::BulkStore; op.a = r.a; return true;
+    case SyncKind::BulkStore: op.kind = OpKind::BulkStore; op.a = r.a; op.box = r.box; return true;
     case SyncKind::BulkCommit: op.kind = OpKind::CommitGroup; return true;
     case SyncKind::BulkWait: op.kind = OpKind::WaitGroup; op.a = r.a; op.b = r.b; return true;
     case SyncKind::NamedSync: case SyncKind::NamedArrive:
@@ -259,7 +276,10 @@ bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
     case SyncKind::NamedRed:
       throw PtxError(run_.program().module->path, run_.program().module->functions[r.function].body[r.instr].pos,
                      "bar.red is not supported yet (its reduction across the CTA's threads is not modelled)");
-    case SyncKind::ClusterArrive: op.kind = OpKind::ClusterArrive; return true;
+    case SyncKind::ClusterArrive:
+      op.kind = OpKind::ClusterArrive;
+      op.b = r.b ? sim::kClusterArriveRelaxed : sim::kClusterArriveRelease;
+      return true;
     case SyncKind::ClusterWait: op.kind = OpKind::ClusterWait; return true;
     case SyncKind::WgmmaMma:
       // The warpgroup's MMA, a quarter (16 of its 64+ rows) per warp: each warp of the group issues it.
@@ -280,11 +300,54 @@ bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
       op.a = 1;
       op.b = r.lanes;
       return true;
+    case SyncKind::TmemAlloc:
+      // The engine answers the first column it allocated; the warp writes the address to shared memory.
+      op.kind = OpKind::TmemAlloc;
+      op.a = r.a;
+      op.flags = sim::kFlagAnswer | (r.cta_group2 ? sim::kFlagCtaGroup2 : 0);
+      awaiting_ = Awaiting::Engine;
+      return true;
+    case SyncKind::TmemDealloc: case SyncKind::TmemRelinquish:
+      op.kind = r.kind == SyncKind::TmemDealloc ? OpKind::TmemDealloc : OpKind::TmemRelinquish;
+      op.a = r.a;
+      if (r.cta_group2) op.flags = sim::kFlagCtaGroup2;
+      return true;
+    case SyncKind::UmmaMma:
+      op.kind = OpKind::Mma;
+      op.a = sim::pack_mma({static_cast<model::MmaKind>(r.mma_kind), static_cast<int>(r.a), static_cast<int>(r.b), static_cast<int>(r.c)});
+      op.b = r.lanes;
+      if (r.cta_group2) op.flags = sim::kFlagCtaGroup2;
+      return true;
+    case SyncKind::UmmaCommit: {
+      // One arrival on the barrier at this offset in each CTA of the mask; without .multicast, on the
+      // CTA the address names.
+      op.kind = OpKind::Commit;
+      op.bar = bar(r.bar);
+      const int32_t at_rank = op.bar.rank;
+      op.bar.rank = sim::BarRef::kOwnCta;
+      op.b = r.b;
+      if (r.multicast) op.flags |= sim::kFlagMulticast;
+      else if (at_rank != sim::BarRef::kOwnCta) op.b = int64_t{1} << at_rank, op.flags |= sim::kFlagMulticast;
+      if (r.cta_group2) op.flags |= sim::kFlagCtaGroup2;
+      return true;
+    }
+    case SyncKind::TmemLoad: case SyncKind::TmemStore:
+      op.kind = r.kind == SyncKind::TmemLoad ? OpKind::TmemLoad : OpKind::TmemStore;
+      op.a = r.a;
+      return true;
+    case SyncKind::TmemWait: op.kind = OpKind::TmemWait; op.a = r.a; return true;
+    case SyncKind::ClcTryCancel:
+      op.kind = OpKind::ClcTryCancel;
+      op.bar = bar(r.bar);
+      op.bar.rank = sim::BarRef::kOwnCta;
+      op.a = shared_offset(r.dst);
+      op.b = r.multicast;
+      return true;
     case SyncKind::Trap: op.kind = OpKind::Fault; return true;
     // Ampere cp.async copies move no modelled data and complete at once; fences order nothing the
     // engine models beyond fence.mbarrier_init; setmaxnreg is a budget matter.
     case SyncKind::FenceProxyAsync: case SyncKind::WgmmaFence: case SyncKind::AsyncCopy:
-    case SyncKind::AsyncCommit: case SyncKind::AsyncWait: case SyncKind::SetMaxNreg:
+    case SyncKind::AsyncCommit: case SyncKind::AsyncWait: case SyncKind::SetMaxNreg: case SyncKind::Tcgen05Other:
       return false;
   }
   return false;

@@ -8,7 +8,9 @@
 // `ret` from the entry is `exit`; `ret` from a device function parks the lanes until every lane of the
 // call has returned, then the frame is popped.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 
 #include "verify/ptx/machine_impl.hpp"
 
@@ -395,6 +397,7 @@ Warp::Warp(GridState& grid, const CtaPlace& place, uint32_t warp) : impl_(std::m
   x.grid = &grid;
   x.prog = grid.program.get();
   x.place = place;
+  x.shared_cta_base = cluster_address(static_cast<int32_t>(place.rank), 0);
   x.warp = warp;
   if (place.cta >= grid.nctas)
     throw PtxError(x.prog->path, {}, "CTA " + std::to_string(place.cta) + " is outside the grid");
@@ -408,8 +411,6 @@ Warp::Warp(GridState& grid, const CtaPlace& place, uint32_t warp) : impl_(std::m
   x.ctaid = grid.cta_coords(place.cta);
   const DFunction& entry = x.prog->fn(x.prog->entry);
   x.frames.reserve(8);
-  x.stack.reserve(16);
-  x.pending.reserve(4);
   x.local_cap = align16(std::max<uint64_t>(entry.frame_bytes, 16));
   x.local.assign(32 * x.local_cap, 0);
   x.local_top = entry.frame_bytes;
@@ -433,7 +434,8 @@ void release(Exec& x) {
   x.chunk_store.clear();
   std::vector<uint8_t>().swap(x.local);
   x.local_cap = x.local_top = 0;
-  std::vector<StackEntry>().swap(x.stack);
+  x.stack.clear();
+  x.stack.shrink_to_fit();
   GridState& g = *x.grid;
   const uint32_t cta = x.place.cta;
   if (cta < g.shared_users.size() && g.shared_users[cta] > 0 && --g.shared_users[cta] == 0) g.shared[cta].reset();
@@ -563,6 +565,13 @@ void Warp::answer(uint64_t value) {
       }
       break;
     case AnswerKind::Pred: x.set_pred(p.dst, value ? ~0u : 0u, p.lanes); break;
+    case AnswerKind::SharedU32: {
+      // tcgen05.alloc: the TMEM address (lane 0, the first column) lands in shared memory.
+      const uint32_t lane = static_cast<uint32_t>(std::countr_zero(p.lanes));
+      const uint32_t v = static_cast<uint32_t>(value);
+      std::memcpy(x.access(Space::Shared, p.req.dst, 4, lane, true), &v, 4);
+      break;
+    }
     case AnswerKind::NamedRed: {
       // The engine sums the warps' counts of lanes whose predicate is true; .popc is that sum, .and
       // holds when it covers every participating thread, .or when it is not zero.
@@ -584,7 +593,9 @@ void Warp::answer(uint64_t value) {
 uint64_t Warp::memory_bytes() const {
   const Exec& x = *impl_;
   uint64_t b = sizeof(Impl) + x.chunk_store.size() * kRegsPerChunk * 32 * sizeof(uint64_t) + x.local.capacity();
-  b += x.stack.capacity() * sizeof(StackEntry) + x.pending.capacity() * sizeof(PendingRequest);
+  // The stack and the requests count where they outgrew their inline storage (inside Impl).
+  if (x.stack.capacity() > Exec::kInlineStack) b += x.stack.capacity() * sizeof(StackEntry);
+  if (x.pending.capacity() > Exec::kInlinePending) b += x.pending.capacity() * sizeof(PendingRequest);
   for (const Frame& f : x.frames) b += sizeof(Frame) + f.chunks.capacity() * sizeof(uint64_t*) + f.preds.capacity() * 4;
   return b;
 }

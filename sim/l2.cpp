@@ -1,0 +1,47 @@
+#include "sim/l2.hpp"
+
+namespace pipesim::sim {
+
+L2Cache::L2Cache(double capacity_bytes) : capacity_(capacity_bytes) {}
+
+void L2Cache::touch(uint64_t key, int64_t bytes) {
+  if (auto it = where_.find(key); it != where_.end()) {
+    held_ += static_cast<double>(bytes - it->second->second);  // a box re-read with another size
+    it->second->second = bytes;
+    lru_.splice(lru_.begin(), lru_, it->second);
+  } else {
+    lru_.emplace_front(key, bytes);
+    where_.emplace(key, lru_.begin());
+    held_ += static_cast<double>(bytes);
+  }
+  while (held_ > capacity_ && !lru_.empty()) {
+    held_ -= static_cast<double>(lru_.back().second);
+    where_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+}
+
+bool L2Cache::read(uint64_t key, int64_t bytes) {
+  const bool hit = key != 0 && capacity_ > 0 && where_.contains(key);
+  (hit ? hit_bytes_ : miss_bytes_) += bytes;
+  if (key != 0 && capacity_ > 0) touch(key, bytes);
+  return hit;
+}
+
+void L2Cache::write(uint64_t key, int64_t bytes) {
+  if (key != 0 && capacity_ > 0) touch(key, bytes);
+}
+
+uint64_t box_key(uint64_t tensor, const int64_t* coords, int n) {
+  // FNV-1a over the words, then a final mix; 0 is kept for "unknown".
+  uint64_t h = 0xcbf29ce484222325ull ^ (tensor * 0x9e3779b97f4a7c15ull);
+  for (int i = 0; i < n; ++i) {
+    h ^= static_cast<uint64_t>(coords[i]);
+    h *= 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  h ^= h >> 32;
+  return h == 0 ? 1 : h;
+}
+
+}  // namespace pipesim::sim

@@ -1,0 +1,46 @@
+// The L2 between the SMs and the DRAM (docs/semantics.md, "The L2"): which global boxes it holds.
+// A box is what one TMA copy reads, named by a footprint key (sim::Op::box: the tensor map and the
+// box's coordinates for a PTX kernel, the scenario's `box =` for a scenario; 0 = not known). The L2
+// keeps the most recently touched boxes up to its capacity (LRU by bytes, whole boxes: a box is
+// evicted at once). A read of a box it holds is a hit; any other read is a miss that fills it; a
+// store fills it too (write-back: its bytes still go to the DRAM). Where the bytes are served from
+// and at what rate is the engine's and the DRAM's (sim/dram.hpp): this only answers hit or miss.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <unordered_map>
+#include <utility>
+
+namespace pipesim::sim {
+
+class L2Cache {
+ public:
+  // capacity_bytes <= 0: no L2, every read misses.
+  explicit L2Cache(double capacity_bytes);
+
+  // A read of `bytes` of box `key`: true when the L2 holds it (served from the L2). Key 0 (an
+  // unknown box) always misses and is not kept: nothing could hit it.
+  bool read(uint64_t key, int64_t bytes);
+  // A store of `bytes` to box `key` (0: unknown, not kept): the box is held from now on.
+  void write(uint64_t key, int64_t bytes);
+
+  int64_t hit_bytes() const { return hit_bytes_; }
+  int64_t miss_bytes() const { return miss_bytes_; }
+  double held_bytes() const { return held_; }
+
+ private:
+  void touch(uint64_t key, int64_t bytes);  // most recent, inserted if new, then evicts to capacity
+
+  double capacity_;
+  double held_ = 0;
+  std::list<std::pair<uint64_t, int64_t>> lru_;  // front: most recent; (key, bytes)
+  std::unordered_map<uint64_t, std::list<std::pair<uint64_t, int64_t>>::iterator> where_;
+  int64_t hit_bytes_ = 0, miss_bytes_ = 0;
+};
+
+// A footprint key from a tensor (or buffer) id and a box's coordinates: equal boxes, equal keys,
+// never 0.
+uint64_t box_key(uint64_t tensor, const int64_t* coords, int n);
+
+}  // namespace pipesim::sim

@@ -1,0 +1,51 @@
+// Determinism as a tested property: two runs of every scenario in scenarios/ give byte-identical
+// `pipesim check --json`, apart from the fields that are host wall-clock time (docs/json-report.md,
+// "Determinism": `wall_ms`, and a stopped run's `stopped.after_s` and the seconds in its message),
+// also under an interleaving search with a given seed (--explore N --seed S, verify/explore.cpp).
+#include <cstdio>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+std::string run(const std::string& args) {
+  const std::string cmd = std::string(PIPESIM_BIN) + " check --json " + args + " " + PIPESIM_SOURCE_DIR "/scenarios 2>/dev/null";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[65536];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// The report without its wall-clock fields.
+nlohmann::json without_wall_clock(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  for (nlohmann::json& r : j["results"]) {
+    r.erase("wall_ms");
+    if (r.contains("stopped") && r["stopped"].is_object()) r["stopped"].erase("after_s");
+  }
+  return j;
+}
+
+void expect_same_twice(const std::string& args) {
+  const nlohmann::json a = without_wall_clock(run(args)), b = without_wall_clock(run(args));
+  ASSERT_GT(a["results"].size(), 100u) << "scenarios/ should hold the project's scenarios";
+  ASSERT_EQ(a["results"].size(), b["results"].size());
+  for (size_t i = 0; i < a["results"].size(); ++i) {
+    const nlohmann::json &x = a["results"][i], &y = b["results"][i];
+    if (x == y) continue;
+    for (auto it = x.begin(); it != x.end(); ++it)
+      EXPECT_EQ(it.value(), y.value(it.key(), nlohmann::json())) << x["file"] << ": field " << it.key() << " differs between two runs";
+  }
+  EXPECT_EQ(a["summary"], b["summary"]);
+}
+
+TEST(Determinism, EveryScenarioGivesTheSameJsonTwice) { expect_same_twice(""); }
+
+TEST(Determinism, EveryScenarioGivesTheSameJsonTwiceUnderExplore) { expect_same_twice("--explore 1 --seed 7"); }
+
+}  // namespace

@@ -1,0 +1,61 @@
+"""The Blackwell (sm_100a) part of the CUTLASS acceptance corpus (README.md "Blackwell"): which
+examples, kernels and shapes `corpus.py build BUILD_DIR --arch sm_100a` captures. Nothing here is
+ever run: no Blackwell GPU exists for this project; the launch files describe a 148-SM B200."""
+
+# (M, N, K): square, skinny N, K-heavy, small (as the Hopper corpus)
+GEMM_SHAPES = [(4096, 4096, 4096), (4096, 128, 4096), (512, 512, 16384), (2048, 2048, 256)]
+
+# FMHA forward (B, H, Q, K) at head dim 128, no GQA: a prefill, a long KV with a short Q, small
+FMHA_SHAPES = [(1, 16, 4096, 4096), (1, 8, 256, 16384), (1, 16, 512, 512)]
+
+EXAMPLES = [
+    {
+        "name": "70_blackwell_gemm",
+        "tu": "capture_70.cu",
+        "source": "examples/70_blackwell_gemm/70_blackwell_fp16_gemm.cu",
+        "shapes": GEMM_SHAPES,
+    },
+    {
+        "name": "72_blackwell_narrow_precision_gemm",
+        "tu": "capture_72.cu",
+        "source": "examples/72_blackwell_narrow_precision_gemm/72b_blackwell_nvfp4_nvfp4_gemm.cu",
+        "shapes": GEMM_SHAPES,
+    },
+    {
+        "name": "73_blackwell_gemm_preferred_cluster",
+        "tu": "capture_73.cu",
+        "source": "examples/73_blackwell_gemm_preferred_cluster/blackwell_gemm_preferred_cluster.cu",
+        "shapes": GEMM_SHAPES,
+    },
+    {
+        "name": "74_blackwell_gemm_streamk",
+        "tu": "capture_74.cu",
+        "source": "examples/74_blackwell_gemm_streamk/blackwell_gemm_streamk.cu",
+        "shapes": GEMM_SHAPES,
+    },
+    {
+        "name": "77_blackwell_fmha",
+        "tu": "capture_77.cu",
+        # the TU includes the example's headers, not its .cu (capture_77.cu says why)
+        "source": "examples/77_blackwell_fmha/77_blackwell_fmha.cu",
+        "extra_sources": ["examples/77_blackwell_fmha/device/fmha.hpp",
+                          "examples/77_blackwell_fmha/kernel/sm100_fmha_fwd_kernel_tma_warpspecialized.hpp",
+                          "examples/77_blackwell_fmha/collective/sm100_fmha_fwd_mainloop_tma_warpspecialized.hpp",
+                          "examples/77_blackwell_fmha/collective/sm100_fmha_fwd_epilogue_tma_warpspecialized.hpp"],
+        "include_dirs": ["examples/77_blackwell_fmha"],
+        "shapes": FMHA_SHAPES,
+        "shape_label": "b{}_h{}_q{}_k{}_d128",
+    },
+]
+
+TARGET = {
+    "arch": "sm_100a",
+    "gencode": "arch=compute_100a,code=compute_100a",
+    "sm_count": 148,                 # B200
+    "smem_per_block_optin": 232448,  # sm_100: 227 KiB, as sm_90
+    "examples": EXAMPLES,
+    "manifest": "manifest_sm100.json",
+    "census": "census_sm100.txt",
+    "extra_headers": ["capture_sm100.hpp"],
+    "mutants": False,
+}
