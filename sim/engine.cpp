@@ -1399,9 +1399,6 @@ class Engine {
     apply(static_cast<int>(e.target), e.slot, OpKind::CompleteTx, e.value, e.site, from);
   }
 
-  // An arrival or tx operation landing on another CTA (remote arrive, tcgen05.commit) or on
-  // this one from the async proxy (tcgen05.commit): the target must still run, and the barrier's
-  // init must be visible — published to the cluster for another CTA, fenced for its own.
   // Whether the TMA (local) or another CTA (remote) may use barrier slot `s` of `c`. A remote use of
   // an init published only by a relaxed cluster barrier goes on with a warning (once per run): no
   // release orders the init before it, though the hardware runs it (CUTLASS's sm100 GEMMs do this).
@@ -1417,6 +1414,9 @@ class Engine {
     return c.visible[s] != 0;
   }
 
+  // An arrival or tx operation landing on another CTA (remote arrive, tcgen05.commit) or on
+  // this one from the async proxy (tcgen05.commit): the target must still run, and the barrier's
+  // init must be visible — published to the cluster for another CTA, fenced for its own.
   void deliver(const Event& e, const std::string& what) {
     CtaRt& ct = cta(static_cast<int>(e.target));
     WarpRt& from = warps_[e.from_warp];
