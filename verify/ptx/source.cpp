@@ -135,16 +135,15 @@ class PtxRun final : public sim::ExternalRun {
     const uint32_t csize = prog_.launch.cluster_size();
     uint64_t word = 0;
     if (cluster >= 0) {
-      const CtaPlace first = place_of(static_cast<uint32_t>(cluster) * csize, csize, 0);
-      const Launch& l = prog_.launch;
-      const uint32_t x = first.cta % l.grid[0], y = (first.cta / l.grid[0]) % l.grid[1], z = first.cta / (l.grid[0] * l.grid[1]);
-      word = clc_encode(true, x, y, z);
+      const auto c = grid_->cta_coords(place_of(static_cast<uint32_t>(cluster) * csize, csize, 0).cta);
+      word = clc_encode(true, c[0], c[1], c[2]);
     }
-    const uint8_t bytes[16] = {static_cast<uint8_t>(word), static_cast<uint8_t>(word >> 8), static_cast<uint8_t>(word >> 16),
-                               static_cast<uint8_t>(word >> 24), static_cast<uint8_t>(word >> 32), static_cast<uint8_t>(word >> 40),
-                               static_cast<uint8_t>(word >> 48), static_cast<uint8_t>(word >> 56)};
-    const CtaPlace dst = place_of(static_cast<uint32_t>(cta), csize, 0);
-    if (uint64_t{offset} + 16 <= shared_bytes_per_cta(*grid_)) std::memcpy(grid_->cta_shared(dst.cta) + offset, bytes, 16);
+    // The low 8 bytes as the host stores them (the interpreter's memory is little-endian, exec_mem.cpp),
+    // the high 8 zero (the try_cancel's exec checked the 16 bytes lie inside shared memory).
+    if (uint64_t{offset} + 16 > shared_bytes_per_cta(*grid_)) return;
+    uint8_t* dst = grid_->cta_shared(place_of(static_cast<uint32_t>(cta), csize, 0).cta) + offset;
+    std::memcpy(dst, &word, 8);
+    std::memset(dst + 8, 0, 8);
   }
 
  private:
