@@ -65,6 +65,18 @@ constexpr Timing kHopperTiming{
     .remote_arrive_ns = 12.0,    // native remote hand-over 214.6 ns - local 203.1 ns (both lane-0 waits)
     .named_barrier_ns = 11.0,    // native bar.sync of 4 warps: 11.2 ns per round
     .cluster_barrier_ns = 380.0, // native barrier.cluster.arrive (release) + wait, cluster of 2: 384-391 ns
+    // Probe kernels/interp/mmaprobe.cu (docs/runs/mmaprobe-h100-2026-11-25.txt): under sustained wgmma on
+    // all 132 SMs the pipe does exactly wgmma_flops_per_clk per SM clock, and that clock sits at 1.70 -
+    // 1.80 GHz (median 1.74 over six cases), not the 1.98 GHz of light loads. (The datasheet's dense
+    // peaks imply 1.83.)
+    .tensor_clock_ghz = 1.75,
+    // Same probe: one warpgroup issues 8 wgmma m64n128k16 back to back, 12 cycles apart; the 9th waits
+    // for the first to finish (64 cycles each from then on). 8 warpgroup MMAs = 32 warp shares.
+    .mma_queue_depth = 32,
+    // Native probe `gemv_bench --floor` (docs/runs/gemv-h100-2026-11-21-s10.txt, s8, s9): an empty kernel
+    // between CUDA events costs 4.00 us (median of 200; p10 3.65, p90 4.45), whatever its grid, block or
+    // shared memory, all of it before the first CTA enters (timeline stamps: 4.10 us gap).
+    .launch_floor_ns = 4000.0,
 };
 
 // tcgen05 dense rates per SM per clock. B200's vendor peaks (bf16 2.25 PF, fp8 4.5 PF, fp4 9 PF)
@@ -96,6 +108,10 @@ constexpr Timing kBlackwellTiming{
     .remote_arrive_ns = 150.0,
     .named_barrier_ns = 15.0,
     .cluster_barrier_ns = 200.0,
+    // B200's dense peaks (bf16 2.25, fp8 4.5, fp4 9 PFLOPS) over 148 SMs x kBlackwellMma: 1.856 GHz.
+    .tensor_clock_ghz = 1.856,
+    // Assumed, not measured (no public figure): 8 tcgen05.mma, two K stages of CUTLASS's 4 atoms.
+    .mma_queue_depth = 8,
     .mma_issue_ns = 2.0,
     .tmem_ld_ns_per_col = 0.5,
     .tmem_ld_latency_ns = 100.0,
@@ -173,6 +189,11 @@ int64_t resident_ctas(const Arch& arch, int64_t threads, int64_t smem, int64_t r
   return n;
 }
 
+int64_t smem_per_cta(const Arch& arch, int64_t ctas_per_sm) {
+  const int64_t n = std::max<int64_t>(1, ctas_per_sm);
+  return std::min(arch.cap.smem_per_block, arch.cap.smem_per_sm / n - arch.smem_reserved_per_block);
+}
+
 std::span<const Arch> all_archs() { return kArchs; }
 
 std::string_view mma_kind_name(MmaKind k) {
@@ -238,9 +259,12 @@ constexpr NamedTimingField kTimingFields[] = {
     {"remote_arrive_ns", &Timing::remote_arrive_ns},
     {"named_barrier_ns", &Timing::named_barrier_ns},
     {"cluster_barrier_ns", &Timing::cluster_barrier_ns},
+    {"tensor_clock_ghz", &Timing::tensor_clock_ghz},
+    {"mma_queue_depth", &Timing::mma_queue_depth},
     {"mma_issue_ns", &Timing::mma_issue_ns},
     {"tmem_ld_ns_per_col", &Timing::tmem_ld_ns_per_col},
     {"tmem_ld_latency_ns", &Timing::tmem_ld_latency_ns},
+    {"launch_floor_ns", &Timing::launch_floor_ns},
     {"ptx_instr_cycles", &Timing::ptx_instr_cycles},
 };
 constexpr auto kTimingFieldNames = [] {

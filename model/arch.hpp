@@ -65,10 +65,21 @@ struct Timing {
   double remote_arrive_ns = 0;      // arrive on another CTA's barrier (DSMEM)
   double named_barrier_ns = 0;      // last arrival to release
   double cluster_barrier_ns = 0;    // last arrival to release
+  // The tensor pipe of one SM (sim/tensor_pipe.hpp), wgmma and tcgen05.mma alike. An MMA occupies it
+  // for its FLOPs over Arch::wgmma_flops_per_clk / mma_flops_per_clk x tensor_clock_ghz: the clock
+  // the vendor's dense peak is quoted at (peak / (SMs x FLOP per clock)), not the SM clock above.
+  double tensor_clock_ghz = 0;
+  // MMAs the pipe holds unfinished, the running one included (a wgmma counts once per warp of its
+  // warpgroup: each warp issues its quarter); an issue into a full queue waits. 0: unbounded.
+  double mma_queue_depth = 0;
   // tcgen05 (zero where the architecture has none)
   double mma_issue_ns = 0;          // cost to the issuing thread of one tcgen05.mma
   double tmem_ld_ns_per_col = 0;    // tcgen05.ld/st: per 32-bit column, whole warp
   double tmem_ld_latency_ns = 0;
+  // What a launch timed between CUDA events costs beyond the kernel's body (the predicted duration):
+  // the time from the start event to the first CTA's entry. Reports add it to give the time such a
+  // benchmark measures. 0: not measured.
+  double launch_floor_ns = 0;
   // PTX kernels: clock cycles a warp spends on each instruction it executes between synchronising
   // ones (ALU, address arithmetic, loads). Assumed, not measured: one issue per cycle.
   double ptx_instr_cycles = 1.0;
@@ -146,6 +157,9 @@ struct Arch {
 // known, no limit) that one SM holds at once: the blocks, threads, shared-memory (with the driver's
 // per-block reservation) and register-file limits. 0: not even one fits (the launch would fail).
 int64_t resident_ctas(const Arch& arch, int64_t threads, int64_t smem, int64_t regs);
+// Shared memory one CTA may hold while `ctas_per_sm` of them stay resident on an SM: the per-block
+// limit, or the SM's share less the driver's per-block reservation, whichever is smaller.
+int64_t smem_per_cta(const Arch& arch, int64_t ctas_per_sm);
 // Registers per thread as the SM allocates them (units of 8 per thread).
 inline int64_t allocated_regs(int64_t regs) { return (regs + 7) / 8 * 8; }
 

@@ -34,6 +34,29 @@ struct PartsChoice {
   int64_t completed = 0;
 };
 
+// A synchronising op a warp is about to execute (mbarrier and named/cluster barrier ops, copies,
+// commits), as the adversarial schedule search sees it (verify/search.hpp). `occurrence` counts the
+// warp's earlier executions of the same site, so (cta, warp, site, occurrence) names one point alike
+// in every run of the kernel.
+struct SyncPoint {
+  int cta = 0, warp = 0;
+  uint32_t site = 0;
+  uint32_t occurrence = 0;
+  OpKind kind = OpKind::Wait;
+  double at_ns = 0;
+};
+
+// A schedule perturbation: warp `warp` of CTA `cta` is held `ns` before it executes its op at `site`
+// for the `occurrence`-th time (0-based); with `landing`, the warp goes on and the bytes (or the
+// arrival) of the copy or commit that op issues land `ns` late instead.
+struct Delay {
+  int cta = 0, warp = 0;
+  uint32_t site = 0;
+  uint32_t occurrence = 0;
+  double ns = 0;
+  bool landing = false;
+};
+
 struct RunOptions {
   uint64_t seed = 1;
   double jitter = 0.0;              // relative latency jitter in [0, 1): 0.1 = +-10 %
@@ -67,6 +90,10 @@ struct RunOptions {
   // when set, every landing that could complete a phase early in parts asks it, with or without
   // jitter: true splits the copy there, false lands it whole.
   std::function<bool(const PartsChoice&)> parts_choice;
+  // The adversarial search's hooks (verify/search.hpp): delays to apply, and an observer of every
+  // synchronising point a warp reaches. Both empty: the run counts nothing.
+  std::vector<Delay> delays;
+  std::function<void(const SyncPoint&)> on_sync;
   // Timing fields set over the architecture's table (what-if runs: `pipesim check --timing`).
   std::vector<std::pair<model::TimingField, double>> timing_overrides;
 };
@@ -176,6 +203,10 @@ struct RunResult {
   double tensor_busy_ns = 0;
   double dram_busy_ns = 0;
   int64_t l2_hit_bytes = 0, l2_miss_bytes = 0;  // TMA load bytes the L2 served / the DRAM served
+  int64_t dram_write_bytes = 0;     // bulk-store bytes written back to the DRAM
+  // The architecture's Timing::launch_floor_ns (with overrides): a launch between CUDA events costs
+  // end_ns plus this. 0: not measured.
+  double launch_floor_ns = 0;
   int sms_used = 0;
   int cta_group = 0;                // of the tcgen05 instructions (0: none ran)
 };

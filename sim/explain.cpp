@@ -47,12 +47,23 @@ std::string who(const Kernel& k, const HangInput::Warp& w, int rel_to_cta) {
   return s;
 }
 
+// The other CTA of a cta_group::2 pair: cluster ranks 2k and 2k+1.
+int pair_peer(const Kernel& k, int cta) {
+  const CtaCoord c = cta_coord(k, cta);
+  return c.cluster * static_cast<int>(k.launch.cluster) + (c.rank ^ 1);
+}
+const char* pair_op(const Op& op) {
+  return op.kind == OpKind::TmemAlloc ? "tcgen05.alloc.cta_group::2" : "tcgen05.dealloc.cta_group::2";
+}
+
 std::string waits_on(const Kernel& k, const HangInput::Warp& w, const RunResult& r) {
   switch (w.wait) {
     case WaitKind::Mbarrier: return slot_name(k, w.slot, r) + " parity " + std::to_string(w.op.a);
     case WaitKind::Named: return "named barrier " + std::to_string(w.op.a) + " (" + std::to_string(w.op.b) + " threads)";
     case WaitKind::Cluster: return "the cluster barrier";
     case WaitKind::Tmem: return "a TMEM allocation of " + std::to_string(w.op.a) + " columns";
+    case WaitKind::TmemPair:  // cluster-relative, so that the same wait in every cluster is one group
+      return std::string("the pair peer's ") + pair_op(w.op) + " (" + std::to_string(w.op.a) + " columns)";
     case WaitKind::None: break;
   }
   return "nothing";
@@ -90,6 +101,10 @@ void contributions(const Kernel& k, const HangInput& in, int cta, const Op& op, 
     }
     case OpKind::TmemDealloc:
       if (in.sm_of_cta[static_cast<size_t>(cta)] >= 0) f(key_of(WaitKind::Tmem, in.sm_of_cta[static_cast<size_t>(cta)], 0));
+      if (op.flags & kFlagCtaGroup2) f(key_of(WaitKind::TmemPair, std::min(cta, pair_peer(k, cta)), 1));
+      break;
+    case OpKind::TmemAlloc:
+      if (op.flags & kFlagCtaGroup2) f(key_of(WaitKind::TmemPair, std::min(cta, pair_peer(k, cta)), 0));
       break;
     default: break;
   }
@@ -102,6 +117,8 @@ Key key_of_wait(const Kernel& k, const HangInput& in, const HangInput::Warp& w) 
     case WaitKind::Named: return key_of(WaitKind::Named, w.cta, static_cast<uint64_t>(w.op.a));
     case WaitKind::Cluster: return key_of(WaitKind::Cluster, cta_coord(k, w.cta).cluster, 0);
     case WaitKind::Tmem: return key_of(WaitKind::Tmem, in.sm_of_cta[static_cast<size_t>(w.cta)], 0);
+    case WaitKind::TmemPair:  // id: 0 alloc, 1 dealloc (the peer must issue the same)
+      return key_of(WaitKind::TmemPair, std::min(w.cta, pair_peer(k, w.cta)), w.op.kind == OpKind::TmemDealloc);
     case WaitKind::None: break;
   }
   return 0;
@@ -302,6 +319,11 @@ void explain_hang(HangInput& in) {
       for (int j = 0; j < n; ++j)
         if (in.sm_of_cta[static_cast<size_t>(in.warps[static_cast<size_t>(j)].cta)] == sm) candidates.push_back(j);
     }
+    if (w.wait == WaitKind::TmemPair) {  // only a warp of the peer CTA can join
+      candidates.clear();
+      for (int j : cluster_warps[cl])
+        if (in.warps[static_cast<size_t>(j)].cta == pair_peer(k, w.cta)) candidates.push_back(j);
+    }
     // Unblockers, aggregated by what they are doing: role, same CTA or not, the site that
     // would arrive, and where they are stuck.
     struct Agg { std::vector<int> warps; std::set<int> ranks; std::string text; };
@@ -449,6 +471,14 @@ void explain_hang(HangInput& in) {
               std::to_string(w.op.a) + " > 512 can never be met while it keeps them";
       g.hints.push_back("SM " + std::to_string(sm) + " has " + std::to_string(in.tmem_free[static_cast<size_t>(sm)]) +
                         " of 512 TMEM columns free" + (holders.empty() ? std::string() : "; " + holders) + why);
+    } else if (w.wait == WaitKind::TmemPair) {
+      const int peer = pair_peer(k, w.cta);
+      bool peer_live = false;
+      for (const auto& x : in.warps) peer_live |= x.cta == peer;
+      g.hints.push_back(std::string("a ") + pair_op(w.op) + " is collective: one warp of each CTA of the pair (cluster ranks " +
+                        std::to_string(cta_coord(k, std::min(w.cta, peer)).rank) + ", " + std::to_string(cta_coord(k, std::max(w.cta, peer)).rank) +
+                        ") issues it, and it completes when both have; the peer (rank " + std::to_string(cta_coord(k, peer).rank) + ")" +
+                        (peer_live ? " has not issued it" : " has exited without issuing it"));
     } else if (w.wait == WaitKind::Named) {
       g.hints.push_back(std::to_string(w.named_arrived) + " of " + std::to_string(w.op.b) + " threads have arrived");
       if (g.unblockers.empty())

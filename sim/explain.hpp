@@ -11,7 +11,8 @@
 
 namespace pipesim::sim {
 
-enum class WaitKind : uint8_t { None, Mbarrier, Named, Cluster, Tmem };
+// TmemPair: a cta_group::2 tcgen05.alloc / dealloc waiting for the same instruction in its pair peer CTA.
+enum class WaitKind : uint8_t { None, Mbarrier, Named, Cluster, Tmem, TmemPair };
 
 struct HangInput {
   const Kernel& kernel;

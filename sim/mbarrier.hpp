@@ -53,6 +53,20 @@ inline bool mbar_parity_passed(const MBarrier& b, int64_t parity) {
   return (parity & 1) != (b.completed & 1);
 }
 
+// One poll of a parity wait (a warp waits by polling: try_wait.parity with a time limit, in a loop).
+// Each poll reads only the barrier's current parity (mbar_parity_passed): nothing remembers a phase
+// that completed between two polls, so a barrier that completed twice since the warp's last poll
+// reads as not passed and the warp keeps waiting (it missed that phase). `consumed` is the
+// completed count at which this warp's previous wait on the barrier returned (-1: none): a poll
+// that passes while the barrier still has that count passed on the phase the warp already
+// consumed, i.e. its phase bit did not flip (rule phase_reused). Assumption poll-reads-parity
+// (docs/semantics.md): what silicon shows is kernels/interp/pollprobe.cu's to say.
+enum class MbarPoll : uint8_t { Blocked, Passed, PassedOnConsumed };
+inline MbarPoll mbar_poll(const MBarrier& b, int64_t parity, int64_t consumed) {
+  if (!mbar_parity_passed(b, parity)) return MbarPoll::Blocked;
+  return b.completed == consumed ? MbarPoll::PassedOnConsumed : MbarPoll::Passed;
+}
+
 // A wait that knows which completion it needs (the barrier must have completed `target`
 // phases) is meaningful only while the barrier has completed target-1 or target phases;
 // anywhere else the parity bit aliases. Returns how far off it is: 0 = meaningful.

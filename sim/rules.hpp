@@ -21,6 +21,7 @@ inline constexpr RuleInfo kRules[] = {
     {"init_not_fenced", true, "a remote CTA or the TMA touched a barrier before fence_init (+ a cluster barrier)"},
     {"remote_wait", true, "a wait on another CTA's barrier"},
     {"stale_wait", true, "a tracked wait issued while the barrier is neither in the phase it waits for nor just past it (the parity aliases)"},
+    {"phase_reused", true, "a parity wait passed on the phase this warp's previous wait on the barrier already returned on (its phase bit did not flip)"},
     {"early_completion", true, "bytes landed after the phase they were issued for had completed without them"},
     {"exit_inflight", true, "a CTA exited with TMA loads landing in it or bulk stores no wait_group retired"},
     {"exited_target", true, "an arrival or copy aimed at a CTA that has exited"},
@@ -32,7 +33,7 @@ inline constexpr RuleInfo kRules[] = {
     {"cta_group_mismatch", true, "tcgen05 instructions of one kernel with different cta_group"},
     {"tmem_bad_alloc", true, "TMEM columns not a power of two in 32..512, growing, or after relinquish"},
     {"tmem_leak", true, "a CTA exited still holding TMEM columns"},
-    {"tmem_alloc_unsynced", true, "a cta_group::2 TMEM allocation before the peer CTA is known to be running"},
+    {"tmem_dealloc_before_peer_alloc", true, "a cta_group::2 tcgen05.dealloc before the CTA pair's collective allocation completed (the peer's alloc pending or never issued)"},
     {"smem_war", true, "a staging buffer written before wait_group.read retired the bulk store from it"},
     {"kernel_fault", true, "the kernel's own code faulted: trap, an access outside its memory, a misaligned address, a TMA through a non-tensor-map"},
     {"smem_over_capacity", true, "the shared memory the scenario's config and pipelines need exceeds the per-block limit: the launch would fail"},
@@ -50,6 +51,7 @@ struct WarningImpact {
   std::string_view impact;
 };
 inline constexpr WarningImpact kWarningImpacts[] = {
+    {"phase_reused", "not harmless (shown when the run goes on as the GPU would, crosscheck): the warp goes on as if a new phase had completed and reads what the old one left, while the producer may be overwriting it"},
     {"tx_overshoot", "not harmless: tx stays below zero, so the barrier's next phase completes only if another expect_tx covers the surplus (a hang if a wait needs it); on the GPU the bytes may instead complete the phase early, a race"},
     {"empty_commit", "not harmless under the assumption: the other CTAs of the mask miss this arrival, so their waits on the barrier hang unless another commit covers them (with --assume empty-commit-local=off it reaches them)"},
     {"dangling_expect_tx", "harmless to this run: the CTA has exited, so nothing waits on the barrier again and the next CTA's init resets it; a bug only if a consumer needed the bytes that never came, or if the barrier were reused"},
@@ -66,7 +68,7 @@ inline std::string_view warning_impact(std::string_view id) {
 // Rules the hardware does not check: it runs on by the PTX rules (a stale parity aliases, late bytes
 // count in the next phase). RunOptions::hardware_only records these as warnings and goes on, so
 // that a run predicts what the GPU does (crosscheck); `pipesim check` stops at them.
-inline constexpr std::string_view kModelOnlyRules[] = {"stale_wait", "early_completion", "init_not_fenced", "smem_war"};
+inline constexpr std::string_view kModelOnlyRules[] = {"stale_wait", "phase_reused", "early_completion", "init_not_fenced", "smem_war"};
 
 // Rules only a kernel's own code can break (a PTX kernel's instructions): no scenario statement reaches
 // them, so tests/test_ptx_check.cpp pins them with a PTX kernel instead of a scenario pair.

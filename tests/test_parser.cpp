@@ -1005,7 +1005,7 @@ TEST(ParserBlackwell, Tcgen05Statements) {
   EXPECT_EQ(k.sites[b[1].site].loc.line, 8u);
   // The new rule ids are accepted by expect.
   for (std::string_view kind : {"bad_mma_shape", "cta_group_mismatch", "tmem_bad_alloc", "tmem_leak",
-                                "tmem_alloc_unsynced", "smem_war"})
+                                "tmem_dealloc_before_peer_alloc", "smem_war"})
     EXPECT_EQ(parse(bw("compute 1 ns") + "expect error " + std::string(kind) + "\n").expect->error_kind, kind);
 }
 
@@ -1227,6 +1227,36 @@ TEST(ParserRobust, JunkNeverCrashes) {
   EXPECT_THROW(parse(junk), ParseError);
   EXPECT_THROW(parse(std::string(1000, '\n')), ParseError);
   EXPECT_THROW(parse(std::string("\0\0\0", 3)), ParseError);
+}
+
+// ------------------------------------------------------------------ per-warp mutable variables
+TEST(ParserVar, AssignmentsStoreIntoTheVarsSlot) {
+  sim::Kernel k = parse(role("var p = 0\np ^= 1\np = warp\nfor i in 0 .. 4:\n  if i == 2:\n    p += i"));
+  const uint32_t p = sim::kNumBuiltinSlots;
+  ASSERT_EQ(body(k).size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(body(k)[i].kind, StmtKind::Let);
+    EXPECT_EQ(body(k)[i].slot, p);  // one slot: assignments do not declare new names
+  }
+  EXPECT_EQ(cval(body(k)[0].value), 0);
+  EXPECT_TRUE(same_code(*body(k)[1].value, code({{ExprCode::Slot, p}, {ExprCode::Const, 1}, {ExprCode::BitXor, 0}})));
+  EXPECT_TRUE(same_code(*body(k)[2].value, code({{ExprCode::Slot, sim::kSlotWarp}})));
+  const sim::Stmt& inner = body(k)[3].body.at(0).body.at(0);  // for -> if -> p += i
+  EXPECT_EQ(inner.kind, StmtKind::Let);
+  EXPECT_EQ(inner.slot, p);
+  EXPECT_TRUE(same_code(*inner.value, code({{ExprCode::Slot, p}, {ExprCode::Slot, p + 1}, {ExprCode::Add, 0}})));
+}
+
+TEST(ParserVar, OnlyAVarCanBeAssigned) {
+  // Lines: the header is 4 lines, the role line is 5, the body starts at line 6, column 3.
+  EXPECT_ERR(role("let x = 1\nx = 2"), 7, 3, "'x' is not a 'var' and cannot be assigned; declare it with 'var x = ...'");
+  EXPECT_ERR(role("for i in 0 .. 4:\n  i += 1"), 7, 5,
+             "'i' is not a 'var' and cannot be assigned; declare it with 'var i = ...'");
+  EXPECT_ERR(role("var x = 1\nvar x = 2"), 7, 7, "'x' is already defined");
+  EXPECT_ERR(role("var x = 1\nx ^ = 2"), 7, 5,
+             "expected '=' or a compound assignment ('^=', '+=', ...) after 'x', found '^'");
+  EXPECT_ERR(role("var x = 1\nx += "), 7, 7, "expected an expression, found end of line");
+  EXPECT_ERR(role("x = 1"), 6, 3, "unknown statement 'x'");
 }
 
 }  // namespace

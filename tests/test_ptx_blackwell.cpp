@@ -121,8 +121,10 @@ TEST(PtxBlackwellPair, PairPipelineRunsToTheEnd) {
   ASSERT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
   EXPECT_EQ(r.result.cta_group, 2);
   for (const sim::WarpEnd& w : r.result.warps) EXPECT_EQ(w.status, sim::WarpStatus::Exited);
-  // No rule bent on the way: a correct pair kernel draws no warning either.
-  for (const sim::Finding& f : r.result.findings) ADD_FAILURE() << f.kind << ": " << f.message;
+  // No rule bent on the way: a correct pair kernel draws no warning either. (Its small ring leaves
+  // room for more stages, which the budget reports: tests/test_ptx_budget.cpp.)
+  for (const sim::Finding& f : r.result.findings)
+    if (f.kind != "stages_lost") ADD_FAILURE() << f.kind << ": " << f.message;
   // Both CTAs' halves land on the leader's full barriers: its full[0] completed once per ring lap
   // (6 tiles x 8 k-blocks over 4 stages), the follower's never (nobody arms it).
   const auto full0 = [&](int cta) { return r.result.barriers.at(static_cast<size_t>(cta)).at(0); };
@@ -159,11 +161,21 @@ TEST(PtxBlackwellPair, StageReleaseReachingOnlyTheLeaderHangsTheFollowersTmaWarp
   EXPECT_TRUE(follower_tma_waits) << r.report;
 }
 
-TEST(PtxBlackwellPair, PairAllocationBeforeTheClusterBarrierIsReported) {
-  const CheckResult r = check_kernel("umma_pair", "umma_pair_alloc_before_cluster_sync");
-  const sim::Finding* f = fatal_finding(r);
-  ASSERT_NE(f, nullptr) << r.report;
-  EXPECT_EQ(f->kind, "tmem_alloc_unsynced");
+// The pair's tcgen05.alloc is collective: the leader's MMA warp, the only one to issue it, waits there
+// for its peer, which never does; the rest of the leader waits for it at __syncthreads.
+TEST(PtxBlackwellPair, PairAllocationIssuedByTheLeaderOnlyWaitsForThePeer) {
+  const CheckResult r = check_kernel("umma_pair", "umma_pair_alloc_leader_only");
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+  bool leader_waits_for_peer = false;
+  for (const sim::HangGroup& g : r.result.hang.groups)
+    for (const auto& [cta, warp] : g.members)
+      if (cta % 2 == 0 && warp == 1 && g.waits_on == "the pair peer's tcgen05.alloc.cta_group::2 (256 columns)") {
+        leader_waits_for_peer = true;
+        EXPECT_NE(r.kernel.sites.at(g.site).origin.find(at("umma_pair", "ptx::tcgen05_alloc(")), std::string::npos)
+            << r.kernel.sites.at(g.site).origin;
+      }
+  EXPECT_TRUE(leader_waits_for_peer) << r.report;
+  EXPECT_NE(r.report.find("has not issued it"), std::string::npos) << r.report;
 }
 
 // ---- Cluster launch control: clc.cu -----------------------------------------------------------------

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "corpus_mutant_want.hpp"
 #include "verify/check.hpp"
 #include "verify/report.hpp"
 
@@ -65,16 +66,9 @@ TEST(CutlassCorpus, EveryKernelAndShapeRunsToTheEnd) {
   EXPECT_GE(checked, 24);  // 6 kernels x 4 shapes
 }
 
-// What each mutant must give: the verdict (and rule), and a place the report must name in CUTLASS's
-// source — in the inlining chain of the instruction where the warps stop (or the fatal finding).
-struct Want {
-  sim::Verdict verdict;
-  std::string kind;     // for errors
-  std::string where;    // substring of a blocked warp's (or the finding's) source chain
-  std::string shape;    // another launch of the same kernel than the mutant's own ("4096x4096x4096")
-};
-const std::map<std::string, Want>& wants() {
-  static const std::map<std::string, Want> w = {
+// What each mutant must give (corpus_mutant_want.hpp).
+const std::map<std::string, MutantWant>& wants() {
+  static const std::map<std::string, MutantWant> w = {
       // The producer's first producer_acquire (PipelineTmaAsync, called from the mainloop's load) waits
       // on an empty barrier no consumer has released.
       {"producer_start_phase0", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:374", ""}},
@@ -119,23 +113,10 @@ TEST(CutlassCorpus, EachMutantIsCaughtWithItsCauseAndPlace) {
     const std::string name = m.at("name");
     auto it = wants().find(name);
     if (it == wants().end()) continue;  // judged below
-    const Want& want = it->second;
-    std::string launch = m.at("launch");
-    if (!want.shape.empty()) launch.replace(launch.find("2048x2048x256"), 13, want.shape);
+    const MutantWant& want = it->second;
+    const std::string launch = mutant_launch(m.at("launch"), want, "2048x2048x256");
     const CheckResult r = check(m.at("ptx"), launch);
-    ASSERT_FALSE(r.bad_input) << name << ": " << r.diagnostic;
-    EXPECT_EQ(r.result.verdict, want.verdict) << name << "\n" << r.report;
-    bool named = false;
-    if (want.verdict == sim::Verdict::Error) {
-      ASSERT_FALSE(r.result.findings.empty()) << name;
-      const sim::Finding& f = r.result.findings.front();
-      EXPECT_EQ(f.kind, want.kind) << name << "\n" << r.report;
-      named = r.kernel.sites.at(f.site).origin.find(want.where) != std::string::npos;
-    } else {
-      for (const sim::HangGroup& g : r.result.hang.groups)
-        named |= r.kernel.sites.at(g.site).origin.find(want.where) != std::string::npos;
-    }
-    EXPECT_TRUE(named) << name << ": no stopped warp at " << want.where << "\n" << r.report;
+    expect_caught(name, r, want);
     if (name == "expect_tx_plus_tile") {  // the cause: every arrival in, bytes missing
       bool bytes = false;
       for (const sim::HangGroup& g : r.result.hang.groups)

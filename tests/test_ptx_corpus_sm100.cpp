@@ -1,18 +1,22 @@
 // The Blackwell (sm_100a) part of the CUTLASS acceptance corpus (tools/cutlass_corpus/README.md
-// "Blackwell"): examples 70, 72b, 73, 74 and 77's forward FMHA from the nvidia-cutlass wheel, compiled
-// to sm_100a PTX at test time with launch files for a 148-SM B200 (ptx_corpus_sm100_build). Every
-// kernel and shape of manifest_sm100.json must check ok. No Blackwell GPU exists for this project:
-// nothing here was ever run on silicon, the verdicts rest on the model alone.
+// "Blackwell"): examples 70, 72b, 73, 74, 77's forward FMHA and 91's SIMT FP4 GEMV from the
+// nvidia-cutlass wheel, compiled to sm_100a PTX at test time with launch files for a 148-SM B200
+// (ptx_corpus_sm100_build). Every kernel and shape of manifest_sm100.json must check ok, and every
+// mutant of mutants_sm100.json (tools/cutlass_corpus/mutants_sm100_spec.py) must give its verdict with
+// the right cause. No Blackwell GPU exists for this project: nothing here was ever run on silicon, the
+// verdicts rest on the model alone.
 //
 // One test per example, so that ctest runs them side by side.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "corpus_mutant_want.hpp"
 #include "verify/check.hpp"
 #include "verify/report.hpp"
 
@@ -25,7 +29,7 @@ const std::string kCorpus = PIPESIM_PTX_CORPUS_DIR;
 const std::string kCorpus;
 #endif
 
-// Checks every launch of `example` in manifest_sm100.json; returns how many were checked.
+// Checks every launch of `example` in manifest_sm100.json.
 void check_example(const std::string& example, int expected_launches) {
   if (kCorpus.empty())
     GTEST_SKIP() << "nvcc not found at configure time: the CUTLASS corpus is not built (needs PIPESIM_HAVE_CUDA)";
@@ -59,6 +63,70 @@ TEST(CutlassCorpusSm100, Nvfp4Gemm72EveryShapeChecksOk) { check_example("72_blac
 TEST(CutlassCorpusSm100, PreferredClusterGemm73EveryShapeChecksOk) { check_example("73_blackwell_gemm_preferred_cluster", 4); }
 TEST(CutlassCorpusSm100, StreamKGemm74EveryShapeChecksOk) { check_example("74_blackwell_gemm_streamk", 8); }
 TEST(CutlassCorpusSm100, FmhaForward77EveryShapeChecksOk) { check_example("77_blackwell_fmha", 3); }
+TEST(CutlassCorpusSm100, FpFourGemv91EveryShapeChecksOk) { check_example("91_fp4_gemv", 3); }
+
+// ---- Mutants (tools/cutlass_corpus/mutants_sm100_spec.py): example 70's 2-SM kernel with one Blackwell
+// bug each, at its 2048x2048x256 launch (cluster 2x2x1: two CTA pairs). What each must give: the verdict
+// (and rule), and a place the report must name in CUTLASS's source, in the inlining chain of the
+// instruction where the warps stop (or of the fatal finding).
+const std::map<std::string, MutantWant>& wants() {
+  static const std::map<std::string, MutantWant> w = {
+      // The load warp decodes a granted CLC response as taken and waits, in its extra fetch_next_work,
+      // for a response the scheduler warp requests only after the load warp's next throttle arrival.
+      {"clc_load_role_skips_grant", {sim::Verdict::Hang, "", "sm100_gemm_tma_warpspecialized.hpp:676", ""}},
+      // The second pair's accumulator commits reach ranks 0 and 1: its epilogue warps wait in the
+      // accumulator pipeline's consumer_wait (the epilogue's store).
+      {"umma_peer_mask_pair_cluster", {sim::Verdict::Hang, "", "sm100_epilogue_tma_warpspecialized.hpp:813", ""}},
+      // The MMA warp's first accumulator producer_acquire waits for a phase only the epilogue completes.
+      {"acc_producer_start_phase0", {sim::Verdict::Hang, "", "sm100_mma_warpspecialized.hpp:675", ""}},
+      // The leader expects one CTA's half of each stage: the phase completes before the peer's half lands.
+      {"expect_tx_without_cta_group", {sim::Verdict::Error, "early_completion", "copy_sm100_tma.hpp", ""}},
+      // The follower's load warp arms its own full barrier too; no bytes come there, so when the ring
+      // wraps (256 k-tiles at 512x512x16384) its next arrive.expect_tx finds no arrival pending.
+      {"follower_expect_tx", {sim::Verdict::Error, "pending_underflow", "sm100_mma_warpspecialized.hpp:607", "512x512x16384"}},
+      // Only the leader issues the pair's tcgen05.alloc: it waits there for its peer.
+      {"tmem_alloc_leader_only", {sim::Verdict::Hang, "", "sm100_gemm_tma_warpspecialized.hpp:727", ""}},
+  };
+  return w;
+}
+
+TEST(CutlassCorpusSm100, EachMutantIsCaughtWithItsCauseAndPlace) {
+  if (kCorpus.empty())
+    GTEST_SKIP() << "nvcc not found at configure time: the CUTLASS corpus is not built (needs PIPESIM_HAVE_CUDA)";
+  const std::string records = kCorpus + "/mutants_sm100.json";
+  if (!std::filesystem::exists(records))
+    GTEST_SKIP() << "the sm_100a mutants were not built: " << records << " is missing (ctest runs ptx_corpus_sm100_build first)";
+  std::ifstream in(records);
+  const nlohmann::json mutants = nlohmann::json::parse(in);
+  int caught = 0;
+  for (const auto& m : mutants) {
+    const std::string name = m.at("name");
+    auto it = wants().find(name);
+    ASSERT_NE(it, wants().end()) << name << " is in mutants_sm100.json but has no expectation here";
+    const MutantWant& want = it->second;
+    CheckOptions o;
+    o.run.max_seconds = 0;  // verdicts, not pipesim's wall-clock budget (a loaded CI machine is slow)
+    const std::string launch = mutant_launch(m.at("launch"), want, "2048x2048x256");
+    o.launch = kCorpus + "/" + launch;
+    const CheckResult r = check_file(kCorpus + "/" + m.at("ptx").get<std::string>(), o);
+    expect_caught(name, r, want);
+    if (name == "umma_peer_mask_pair_cluster") {  // the cause: the second pair (ranks 2, 3) gets no commit
+      bool second_pair_waits = false;
+      for (const sim::HangGroup& g : r.result.hang.groups)
+        if (r.kernel.sites.at(g.site).origin.find(want.where) != std::string::npos)
+          for (const auto& [cta, warp] : g.members) second_pair_waits |= cta % 4 >= 2 && warp >= 4;
+      EXPECT_TRUE(second_pair_waits) << r.report;
+    }
+    if (name == "tmem_alloc_leader_only") {  // the cause: the pair's collective allocation, the peer never joins
+      bool pair_alloc = false;
+      for (const sim::HangGroup& g : r.result.hang.groups)
+        pair_alloc |= g.waits_on.find("tcgen05.alloc.cta_group::2") != std::string::npos;
+      EXPECT_TRUE(pair_alloc) << r.report;
+    }
+    ++caught;
+  }
+  EXPECT_EQ(caught, static_cast<int>(wants().size()));
+}
 
 }  // namespace
 }  // namespace pipesim::verify

@@ -528,6 +528,27 @@ TEST(PtxMachine, UnsupportedInstructionsAreErrorsWithTheirPosition) {
   expect_decode_error("bar.warp.sync;", "operands");
 }
 
+// A body that can run past its last instruction is refused at decode time (fuzz_ptx_kernel found the
+// interpreter reading past the decoded code), as is a branch to a label after the last instruction.
+TEST(PtxMachine, ABodyThatRunsPastItsEndIsRefusedAtItsLastInstruction) {
+  const auto decode_error = [](const std::string& text) -> std::string {
+    Module m = parse_module("bad.ptx", text);
+    try {
+      decode(m, m.functions.back());
+    } catch (const PtxError& e) {
+      return std::to_string(e.pos.line) + ": " + e.what();
+    }
+    return "decoded";
+  };
+  const std::string head = ".version 8.3\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n  .reg .pred %p<2>;\n";
+  EXPECT_NE(decode_error(head + "  setp.eq.u32 %p1, 1, 1;\n}\n").find("7: "), std::string::npos);
+  EXPECT_NE(decode_error(head + "  setp.eq.u32 %p1, 1, 1;\n}\n").find("can run past its last instruction"), std::string::npos);
+  EXPECT_NE(decode_error(head + "  @%p1 ret;\n}\n").find("can run past its last instruction"), std::string::npos);
+  EXPECT_NE(decode_error(head + "  @%p1 bra $L_end;\n  ret;\n$L_end:\n}\n").find("branch target is past the last instruction"),
+            std::string::npos);
+  EXPECT_EQ(decode_error(head + "  @%p1 bra $L_end;\n$L_end:\n  ret;\n}\n"), "decoded");
+}
+
 struct FaultCase {
   const char* body;
   const char* kind;

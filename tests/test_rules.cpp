@@ -103,6 +103,7 @@ const std::vector<RuleCase>& cases() {
       {"remote_wait", "remote_wait", "wait sig parity = 0 cta = 1", 0, 0, V::Error},
       {"stale_wait", "stale_wait", "ab.consumer_wait", 0, 2, V::Error},  // the slow consumer
       {"stale_wait", "stale_wait_raw", "wait bar phase = 0", 0, 0, V::Error},
+      {"phase_reused", "phase_reused", "wait flag parity = 0", 0, 1, V::Error},
       {"early_completion", "early_completion", "tma bar bytes = 4096", 0, 0, V::Error},
       {"exit_inflight", "exit_inflight", "tma bar bytes = 4096", 0, 0, V::Error},
       {"exit_inflight", "exit_inflight_store", "store bytes = 32768", 0, 0, V::Error},
@@ -118,7 +119,7 @@ const std::vector<RuleCase>& cases() {
       {"cta_group_mismatch", "cta_group_mismatch", "cta_group = 1", 0, 0, V::Error},
       {"tmem_bad_alloc", "tmem_bad_alloc", "tmem_alloc cols =", 0, 0, V::Error},
       {"tmem_leak", "tmem_leak", "compute 100 ns", 0, 0, V::Error},
-      {"tmem_alloc_unsynced", "tmem_alloc_unsynced", "tmem_alloc cols = 256", 0, 0, V::Error},
+      {"tmem_dealloc_before_peer_alloc", "tmem_dealloc_before_peer_alloc", "tmem_dealloc cols = 256", 1, 0, V::Error},  // the follower
       {"smem_war", "smem_war", "out.producer_acquire", 0, 0, V::Error},
       // Budgets (verify/scenario_budget.hpp): about the kernel as a whole, no CTA or warp.
       {"smem_over_capacity", "smem_over_capacity", "launch ctas = 2", -1, -1, V::Error},

@@ -480,5 +480,19 @@ TEST(GoldenBugs, FixedFormsPassWithoutFatalFindings) {
   }
 }
 
+// ------------------------------------------------------------------ per-warp mutable variables
+TEST(LanguageVar, AMissedPhaseFlipIsReportedAtTheWait) {
+  const CheckResult ok = check("language/var_phase_ok.scn");
+  EXPECT_EQ(ok.result.verdict, sim::Verdict::Ok) << ok.report;
+  const std::string f = "language/var_phase_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Error) << r.report;
+  ASSERT_FALSE(r.result.findings.empty());
+  EXPECT_EQ(r.result.findings.front().kind, "phase_reused");
+  EXPECT_EQ(r.kernel.sites.at(r.result.findings.front().site).loc.line,
+            static_cast<uint32_t>(line_of(f, "wait full[stage] parity = phase")));
+  EXPECT_REPORT_HAS(r, "wait on full[0] for parity 1 passed");  // iteration 4: the unflipped bit
+}
+
 }  // namespace
 }  // namespace pipesim::verify

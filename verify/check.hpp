@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ struct CheckOptions {
   std::optional<sim::Expectation> expect;
 };
 
+struct PtxBudget;  // verify/ptx_budget.hpp
+
 struct CheckResult {
   std::string file;
   bool bad_input = false;       // parse or scenario error: `diagnostic` says what, exit 2
@@ -32,6 +35,8 @@ struct CheckResult {
   double wall_ms = 0;
   std::string report;           // the human report (hang explanation, findings, timing)
   bool options_empty_commit_local = true;  // the assumption the run used
+  // A PTX kernel: its budget from the run (shared memory, TMA rings, TMEM); null for a scenario.
+  std::shared_ptr<const PtxBudget> ptx_budget;
   // `--explore`: what the interleaving search found (verify/explore.hpp); absent when not asked.
   struct Interleavings {
     int runs = 0;

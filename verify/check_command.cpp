@@ -21,6 +21,7 @@
 #include "verify/json_report.hpp"
 #include "verify/progress.hpp"
 #include "verify/report.hpp"
+#include "verify/search.hpp"
 #include "verify/trace.hpp"
 
 namespace pipesim::verify {
@@ -47,6 +48,10 @@ struct Options {
   std::string launch;         // PTX kernels: the launch file
   std::string expect;         // PTX kernels: the verdict expected (ok, hang, error[:KIND])
   std::string sweep;          // NAME=a,b,c: the one file at each value of one -D setting
+  std::string search;         // adversarial | exhaustive: a schedule search per scenario (verify/search.hpp)
+  int search_runs = AdversarialBounds{}.max_runs;
+  double search_seconds = AdversarialBounds{}.max_seconds;
+  std::vector<std::string> delays;  // --delay: hold warps as a search reported (one run, replayed)
 };
 
 // "ok", "hang", "error", "error:KIND" (or "error KIND") as an expectation.
@@ -178,6 +183,30 @@ int run_sweep(const Options& o, const CheckOptions& co, const std::string& file)
   return check_exit_code(0, stopped, mismatched);
 }
 
+// --delay: the check's run again with the warps held as the specs say (a schedule the adversarial
+// search reported); a bad spec is bad input.
+void replay_delays(CheckResult& r, const CheckOptions& co, const std::vector<std::string>& specs) {
+  sim::RunOptions run = co.run;
+  for (const std::string& spec : specs) {
+    std::string error;
+    const std::optional<sim::Delay> d = parse_delay(r.kernel, spec, error);
+    if (!d) {
+      r.bad_input = true;
+      r.diagnostic = fmt::format("{}: error: {}\n", r.file, error);
+      return;
+    }
+    run.delays.push_back(*d);
+  }
+  try {
+    r.result = sim::run(r.kernel, run);
+  } catch (const std::exception& e) {
+    r.bad_input = true;
+    r.diagnostic = fmt::format("{}: error: {}\n", r.file, e.what());
+    return;
+  }
+  judge(r);
+}
+
 int run_check(const Options& o) {
   std::string error;
   const std::vector<std::string> files = scenario_files(o.inputs, error);
@@ -263,6 +292,19 @@ int run_check(const Options& o) {
     return 2;
   }
 
+  if (!o.search.empty() && o.search != "adversarial") {
+    std::cerr << fmt::format("pipesim: error: --search {}: known searches: adversarial\n", o.search);
+    return 2;
+  }
+  if (o.search_runs < 1 || !(o.search_seconds >= 0)) {
+    std::cerr << "pipesim: error: --search-runs must be at least 1 and --search-seconds a number >= 0 (0: no limit)\n";
+    return 2;
+  }
+  if (!o.delays.empty() && files.size() != 1) {
+    std::cerr << "pipesim: error: --delay replays one scenario's schedule; name exactly one file\n";
+    return 2;
+  }
+
   if (!o.sweep.empty()) {
     if (files.size() != 1 || o.json || !o.trace.empty() || o.explore > 0) {
       std::cerr << "pipesim: error: --sweep checks exactly one file, without --json, --trace or --explore\n";
@@ -282,7 +324,21 @@ int run_check(const Options& o) {
     const std::string& f = files[fi];
     progress.update(fmt::format("pipesim: [{}/{}] {}", fi + 1, files.size(), f));
     CheckResult r = check_file(f, co);
+    if (!r.bad_input && !o.delays.empty()) replay_delays(r, co, o.delays);
     if (!r.bad_input && (o.verbose || color)) r.report = human_report(r, {.verbose = o.verbose, .color = color});
+    if (!r.bad_input && !o.search.empty()) {
+      try {
+        const AdversarialBounds b{.max_runs = o.search_runs, .max_seconds = o.search_seconds, .max_pair_points = AdversarialBounds{}.max_pair_points};
+        const AdversarialResult s = adversarial_search(r.kernel, co.run, b, [&](int done, int bound) {
+          progress.update(fmt::format("pipesim: [{}/{}] {}: search adversarial, run {}/{}", fi + 1, files.size(), f, done, bound));
+        });
+        // A verdict some schedule changes is a race the default order hid: a problem unless `racy`.
+        if (!s.found.empty() && (!r.kernel.expect || !r.kernel.expect->racy)) r.matches_expect = false;
+        r.report += adversarial_report(r, s, f, run_flags(o));
+      } catch (const std::exception& ex) {
+        r.report += std::string("search adversarial: not run: ") + ex.what() + "\n";
+      }
+    }
     if (!r.bad_input && o.explore > 0) {
       try {
         const Exploration e = explore(r.kernel, co.run, o.explore, o.explore_jitter, [&](int done, int n) {
@@ -367,6 +423,12 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   c->add_option("--explore", o->explore, "race check: also run N seeds with latency jitter, out-of-order copies and skewed warp starts, and report every verdict reached")
       ->type_name("N");
   c->add_option("--explore-jitter", o->explore_jitter, "jitter of the --explore runs")->capture_default_str();
+  c->add_option("--search", o->search, "schedule search: adversarial (hold warps and copies at synchronising points, singly then in pairs, by 1 us .. the kernel's length; reports the fewest delays that change the verdict)")
+      ->type_name("adversarial");
+  c->add_option("--search-runs", o->search_runs, "bound of --search: runs of the kernel")->capture_default_str();
+  c->add_option("--search-seconds", o->search_seconds, "bound of --search: host seconds per scenario (0: no limit)")->capture_default_str();
+  add_repeatable_option(*c, "--delay", o->delays, "replay a schedule --search reported: hold warp W of CTA C before pass K of its op at LINE:COL (repeatable)")
+      ->type_name("ctaC.warpW@LINE:COL#K+NSns");
   c->add_option("--sweep", o->sweep, "check the one file at each value of one -D setting, one line each with the predicted time and verdict, fastest first: --sweep num_ab_stage=3,4,5")
       ->type_name("NAME=A,B,...");
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of one scenario")->type_name("FILE");

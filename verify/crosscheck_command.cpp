@@ -171,7 +171,7 @@ bool device_may_run(const sim::RunResult& m, std::string& why) {
   if (m.verdict != sim::Verdict::Error) return true;
   static const std::set<std::string> undefined = {
       "remote_wait", "uninit", "reinit", "bad_operand", "count_range", "tx_range", "named_count_mismatch",
-      "bad_mma_shape", "cta_group_mismatch", "tmem_bad_alloc", "tmem_leak", "tmem_alloc_unsynced"};
+      "bad_mma_shape", "cta_group_mismatch", "tmem_bad_alloc", "tmem_leak", "tmem_dealloc_before_peer_alloc"};
   const std::string k = first_kind(m);
   if (undefined.count(k)) {
     why = "the model stops at `" + k + "`, which PTX cannot express or leaves undefined: not run on the device";

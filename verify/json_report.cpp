@@ -4,6 +4,7 @@
 
 #include "sim/explain.hpp"
 #include "sim/rules.hpp"
+#include "verify/ptx_budget.hpp"
 
 #include <string>
 #include <vector>
@@ -226,7 +227,9 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
     j["launch"] = nullptr;
     j["params"] = json::object();
     j["predicted_ns"] = nullptr;
+    j["predicted_event_ns"] = nullptr;
     j["cta_ends_ns"] = nullptr;
+    j["memory"] = nullptr;
     j["events"] = 0;
     j["warps"] = json{{"total", 0}, {"exited", 0}, {"blocked", 0}, {"faulted", 0}, {"not_started", 0}};
     j["findings"] = json::array();
@@ -237,6 +240,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
     j["hang"] = nullptr;
     j["stopped"] = nullptr;
     j["interleavings"] = nullptr;
+    j["budget"] = nullptr;
     j["report"] = c.report;
     return j;
   }
@@ -258,10 +262,18 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
   for (const auto& [name, value] : k.params) params[name] = value;
   j["params"] = std::move(params);
   j["predicted_ns"] = r.end_ns;
+  // What a benchmark timing the launch between CUDA events would measure (null where the
+  // architecture's launch floor was never measured, or the run did not end ok).
+  j["predicted_event_ns"] = r.verdict == sim::Verdict::Ok && r.launch_floor_ns > 0 ? json(r.end_ns + r.launch_floor_ns) : json(nullptr);
   if (const auto e = sim::cta_ends(r))
     j["cta_ends_ns"] = json{{"first", e->first_ns}, {"median", e->median_ns}, {"last", e->last_ns}, {"ctas", e->ctas}};
   else
     j["cta_ends_ns"] = nullptr;
+  // The L2 and the DRAM's bytes: a multicast copy is one read; stores are written back.
+  j["memory"] = json{{"l2_hit_bytes", r.l2_hit_bytes},
+                     {"l2_miss_bytes", r.l2_miss_bytes},
+                     {"dram_read_bytes", r.l2_miss_bytes},
+                     {"dram_write_bytes", r.dram_write_bytes}};
   j["events"] = r.events;
   j["instructions"] = k.external ? json(r.instructions) : json(nullptr);  // PTX instructions the warps executed
 
@@ -306,6 +318,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
   }
   j["finding_groups"] = std::move(finding_groups);
   j["interleavings"] = interleavings_json(c);
+  j["budget"] = c.ptx_budget ? ptx_budget_json(k, *c.ptx_budget) : json(nullptr);  // PTX kernels: the budget from the run
 
   const Slots slots(k, r);
   json blocked = json::array();

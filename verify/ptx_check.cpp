@@ -8,9 +8,11 @@
 #include <sstream>
 
 #include "verify/check.hpp"
+#include "verify/ptx_budget.hpp"
 #include "verify/ptx/launch.hpp"
 #include "verify/ptx/machine.hpp"
 #include "verify/ptx/parser.hpp"
+#include "verify/ptx/run_use.hpp"
 #include "verify/ptx/source.hpp"
 
 namespace pipesim::verify {
@@ -49,13 +51,14 @@ CheckResult check_ptx(const std::string& path, const CheckOptions& options) {
     return fail(ptx::format_error(e, read_text(path)));
   }
   ptx::Launch launch;
+  auto use = std::make_shared<ptx::RunUse>();
   try {
     if (!options.launch.empty()) launch = ptx::read_launch(options.launch);
     else if (options.launch_sets.empty())
       return fail(path + ": error: a PTX kernel needs its launch: --launch FILE.json and/or -D grid=... -D block=... (docs/ptx.md)\n");
     for (const std::string& s : options.launch_sets) ptx::apply_short_form(launch, s);
     ptx::resolve_launch(launch, *module);
-    r.kernel = ptx::make_kernel(module, launch);
+    r.kernel = ptx::make_kernel(module, launch, use);
   } catch (const ptx::LaunchError& e) {
     return fail(launch_diagnostic(e));
   } catch (const ptx::PtxError& e) {
@@ -64,6 +67,11 @@ CheckResult check_ptx(const std::string& path, const CheckOptions& options) {
   r.kernel.expect = options.expect;
   try {
     r.result = sim::run(r.kernel, options.run);
+    // The budget from what the run used: its warnings join the run's.
+    auto budget = std::make_shared<PtxBudget>(ptx_budget(r.kernel, static_cast<int64_t>(launch.static_smem),
+                                                         static_cast<int64_t>(launch.dynamic_smem), *use, r.result));
+    r.result.findings.insert(r.result.findings.end(), budget->findings.begin(), budget->findings.end());
+    r.ptx_budget = std::move(budget);
   } catch (const ptx::PtxError& e) {
     return fail(ptx::format_error(*module, e.pos, e.what()));
   } catch (const std::bad_alloc&) {

@@ -3,6 +3,7 @@
 #include "sim/explain.hpp"
 #include "sim/lowering.hpp"
 #include "sim/rules.hpp"
+#include "verify/ptx_budget.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -67,6 +68,21 @@ std::string site_lines(const sim::Kernel& k, uint32_t site) {
   if (auto o = origin_line(k, site); !o.empty()) out += "  | " + o + "\n";
   if (auto s = source_line(k, site); !s.empty()) out += (k.external ? "  | PTX: " : "  | ") + s + "\n";
   return out;
+}
+
+// Decimal units, as the DRAM's and the L2's sizes are given ("18.7 MB", "32.8 KB", "512 B").
+std::string bytes_text(int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  return b >= 1e6 ? fmt::format("{:.1f} MB", b / 1e6) : b >= 1e3 ? fmt::format("{:.1f} KB", b / 1e3) : fmt::format("{} B", bytes);
+}
+
+// "  L2 372.4 MB hit (95 %), 18.7 MB miss; DRAM 18.7 MB read, 26.7 MB written": the TMA loads' bytes
+// by where they were served, and what reached the DRAM (misses read once, stores written back).
+std::string memory_line(const sim::RunResult& res) {
+  const int64_t loads = res.l2_hit_bytes + res.l2_miss_bytes;
+  return fmt::format("  L2 {} hit ({:.0f} %), {} miss; DRAM {} read, {} written\n", bytes_text(res.l2_hit_bytes),
+                     loads > 0 ? 100.0 * static_cast<double>(res.l2_hit_bytes) / static_cast<double>(loads) : 0.0,
+                     bytes_text(res.l2_miss_bytes), bytes_text(res.l2_miss_bytes), bytes_text(res.dram_write_bytes));
 }
 
 std::string role_name(const sim::Kernel& k, int role) {
@@ -278,13 +294,18 @@ std::string human_report(const CheckResult& r, const HumanReportOptions& o) {
   if (k.arch && k.arch->uncertain) out += fmt::format("note: {}\n", k.arch->uncertain_note);
 
   if (res.verdict == sim::Verdict::Ok) {
-    out += fmt::format("predicted duration: {:.3f} us\n", res.end_ns / 1000.0);
+    out += fmt::format("predicted duration: {:.3f} us", res.end_ns / 1000.0);
+    if (res.launch_floor_ns > 0)
+      out += fmt::format(" ({:.3f} us timed between CUDA events: + a {:.1f} us launch floor)", (res.end_ns + res.launch_floor_ns) / 1000.0,
+                         res.launch_floor_ns / 1000.0);
+    out += "\n";
     if (res.end_ns > 0 && res.sms_used > 0) {
       const double sm_time = res.end_ns * res.sms_used;
       std::string units = fmt::format("  DRAM busy {:.1f}%", 100.0 * res.dram_busy_ns / res.end_ns);
       if (res.tensor_busy_ns > 0) units += fmt::format(", tensor pipes busy {:.1f}% (over {} SMs)", 100.0 * res.tensor_busy_ns / sm_time, res.sms_used);
       out += units + "\n";
     }
+    if (res.l2_hit_bytes + res.l2_miss_bytes + res.dram_write_bytes > 0) out += memory_line(res);
     if (const auto e = sim::cta_ends(res); e && k.launch.ctas > 1)
       out += fmt::format("  CTA ends {:.3f} .. {:.3f} (median) .. {:.3f} us over {} CTAs\n", e->first_ns / 1000.0,
                          e->median_ns / 1000.0, e->last_ns / 1000.0, e->ctas);
@@ -297,6 +318,7 @@ std::string human_report(const CheckResult& r, const HumanReportOptions& o) {
       out += fmt::format("  role {} waited {:.3f} us per warp on {}\n", role.name, w.ns / 1000.0 / (nw * static_cast<double>(k.launch.ctas)), w.what);
     }
   }
+  if (r.ptx_budget) out += format_ptx_budget(*r.ptx_budget);
   return out;
 }
 

@@ -1,7 +1,7 @@
 // Native TMA probes (no interpreter): what one bulk copy costs from its issue to its last byte, how one
 // SM takes in several copies, how the round trip grows when every SM streams at once (loaded DRAM
 // latency), how a burst of copies from many SMs is served, and in which parts a copy completes its
-// bytes on its mbarrier. docs/calibration.md ("Session 4") reads these numbers into model/arch.cpp.
+// bytes on its mbarrier. docs/calibration.md says which constants of model/arch.cpp come from them (the fits: docs/runs/calibration-sessions-2026-11.md).
 //   nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a kernels/interp/tmaprobe.cu -o tmaprobe && ./tmaprobe
 // Every source byte comes from DRAM: copies walk a 2 GiB buffer and each launch starts where the last
 // one stopped, far beyond the 50 MB L2 (except where a case says "L2").

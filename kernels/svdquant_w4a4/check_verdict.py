@@ -53,10 +53,27 @@ def predicted_us(report: str) -> float:
     return float(m.group(1))
 
 
+def ab_stage_bytes(shape: Shape) -> int:
+    b = per_cta_bytes(shape)
+    return b["A"] + b["B"] + b["SFA"] + b["SFB"]
+
+
+def budget_ring(report: str, stage_bytes: int) -> tuple[int, int]:
+    """(stages, more that fit) of the TMA ring with `stage_bytes` per CTA in the report's budget section."""
+    m = re.search(rf"^  TMA ring [^\n]*?: (\d+) stages? of {stage_bytes} B per CTA[^\n]*?(?:; (\d+) more fits?)?$", report, re.M)
+    expect(m is not None, f"the budget section has no TMA ring of {stage_bytes} B per stage")
+    return int(m.group(1)), int(m.group(2) or 0)
+
+
 def case_fixed(pipesim: str, out: str, shape: Shape) -> str:
     rc, report = run(pipesim, os.path.join(out, f"v2_fa4_{shape.name}"))
     expect(rc == 0 and " ok after " in report, "the fixed kernel is not ok")
-    return f"ok, {predicted_us(report)} us"
+    # The budget from the PTX run: the A/B ring has the solver's stages and no stage more fits.
+    stages, more = budget_ring(report, ab_stage_bytes(shape))
+    want = solve_stages(shape, SeedBugs()).num_ab_stage
+    expect(stages == want and more == 0 and "[stages_lost]" not in report,
+           f"the PTX budget says {stages} A/B stages (+{more}), the solver {want}, or reports stages_lost")
+    return f"ok, {predicted_us(report)} us, {stages} A/B stages, none lost"
 
 
 def case_mutant(pipesim: str, out: str, flag: str) -> str:
@@ -90,6 +107,15 @@ def case_mutant(pipesim: str, out: str, flag: str) -> str:
         # has made its last remote arrival, so no arrival reaches an exited CTA.
         expect(rc == 0 and " ok after " in report, "not ok")
         return f"ok, {predicted_us(report)} us (no tail needed: the dealloc handshake)"
+    if flag == "consumer_releases_late":
+        # Bug 5 (bug-catalog): the MMA warp releases each A/B stage one K tile late and never the last,
+        # so the consumer exits without releasing every stage: the load warps of both CTAs of a pair
+        # (the release is a multicast commit) wait forever in ab_pipe.producer_tail.
+        expect(rc == 1 and "hang:" in report, "no hang")
+        wait = re.search(at("_load_warp", "ab_pipe.producer_tail(ab_state)") + r"[^\n]*? warp 5 in CTAs 0-\d+ "
+                         r"waits on mbarrier", report)
+        expect(wait is not None, "the hang does not name both CTAs' load warps at ab_pipe.producer_tail")
+        return "hang at the load warps' ab_pipe.producer_tail"
     if flag == "empty_commit_group":
         # Bug 6: the sentinel commit has no MMA in its group; under empty-commit-local only the
         # leader's acc.full hears it, so the follower's epilogue waits forever.
@@ -120,10 +146,23 @@ def case_mutant(pipesim: str, out: str, flag: str) -> str:
                and f"num_ab_stage {bug.num_ab_stage} → {fixed.num_ab_stage}: 2 stages lost" in b.stdout + b.stderr,
                "pipesim budget does not say 4 -> 2 A/B stages:\n" + b.stdout + b.stderr)
         expect(rc == 0, "the mutant does not run to the end")
+        # Found from the kernel's own PTX run (docs/ptx.md, "Budget from the run"): the A/B ring (its
+        # barriers initialised by ab_pipe's create) keeps 2 stages with room for one more, and the stage
+        # solver on the measured footprints gives it the 4 the fixed kernel has (5 store buffers -> 2).
+        lost = re.search(at("kernel", "ab_pipe = pipeline.PipelineTmaUmma.create(")
+                         + rf"[^\n]*? warning: \[stages_lost\] ring [^\n]*? has {bug.num_ab_stage} stages of "
+                         rf"{ab_stage_bytes(MUTANT_SHAPE)} B; (\d+) more fits? in the (\d+) B left", report)
+        expect(lost is not None, "no stages_lost at ab_pipe's PipelineTmaUmma.create with the A/B ring's stages and bytes")
+        more, left = int(lost.group(1)), int(lost.group(2))
+        solver = (f"num_ab_stage {bug.num_ab_stage} → {fixed.num_ab_stage}: {fixed.num_ab_stage - bug.num_ab_stage} stages lost; "
+                  f"num_c_stage {bug.num_c_stage} → {fixed.num_c_stage}")
+        expect(more >= 1 and solver in report, f"the stages_lost note does not say '{solver}'")
         _, report_fixed = run(pipesim, os.path.join(out, f"v2_fa4_{MUTANT_SHAPE.name}"))
+        expect("[stages_lost]" not in report_fixed, "the fixed kernel reports stages_lost")
         slow, fast = predicted_us(report), predicted_us(report_fixed)
         expect(slow > 1.3 * fast, f"{slow} us with 2 stages vs {fast} us with 4: not slower")
-        return f"ok with stages ({bug.num_ab_stage}, {bug.num_c_stage}) not (4, 2): {slow} us vs {fast} us"
+        return (f"ok with stages ({bug.num_ab_stage}, {bug.num_c_stage}) not (4, 2): {slow} us vs {fast} us; from the PTX: "
+                f"stages_lost, {more} more in {left} B, solver {bug.num_ab_stage} → {fixed.num_ab_stage}")
     raise Mismatch(f"no expectation for {flag}")
 
 

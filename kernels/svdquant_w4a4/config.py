@@ -49,6 +49,7 @@ class SeedBugs:
     follower_expect_tx: bool = False        # 2: the follower CTA also arms the leader's full barrier
     tx_without_cta_group: bool = False      # 3: ab / lora tx counts per CTA, not x cta_group
     no_producer_tail: bool = False          # 5: no ab / lora / acc producer_tail before exit
+    consumer_releases_late: bool = False    # 5: each A/B stage released one K tile late, the last never
     empty_commit_group: bool = False        # 6: an acc commit with no MMA in its group (a sentinel tile)
     lu_estimate_per_pair: bool = False      # 8: LoRA-up SMEM estimate not divided by cta_group
 

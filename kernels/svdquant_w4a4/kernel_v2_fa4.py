@@ -410,7 +410,17 @@ class SvdquantW4A4V2FA4:
                                     lora_pipe.consumer_wait(lora_state)   # lazily, before the first LoRA atom
                                 lora_coord = (None, None, lora_atom, lora_state.index)
                                 cute.gemm(lora_mma, tCtAccLora, tCrLA[lora_coord], tCrLU[lora_coord], tCtAccLora)
-                    ab_pipe.consumer_release(ab_state)
+                    if cutlass.const_expr(self.bugs.consumer_releases_late):
+                        # Bug 5: the stage before this one is released after this one's MMAs (to keep
+                        # it alive one K tile longer), and nothing releases the very last stage once
+                        # the loops end: the consumer exits without releasing every stage, so the
+                        # load warps' producer_tail waits for it forever.
+                        if (sched.num_tiles_executed > 0) | (k_tile > 0):
+                            previous = (ab_state.index + self.num_ab_stage - 1) % self.num_ab_stage
+                            ab_pipe.consumer_release(pipeline.PipelineState(
+                                self.num_ab_stage, ab_state.count - 1, previous, ab_state.phase))
+                    else:
+                        ab_pipe.consumer_release(ab_state)
                 ab_state.advance()
             if is_leader_cta:
                 lora_pipe.consumer_release(lora_state)

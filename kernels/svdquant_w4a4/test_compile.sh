@@ -26,5 +26,5 @@ for launch in "$out"/*.launch.json; do
   grep -q '^\s*\.file\s.*kernel_v2_fa4\.py"' "$ptx" || { echo "$ptx: no .file naming kernel_v2_fa4.py"; exit 1; }
   count=$((count + 1))
 done
-[[ $count -eq 10 ]] || { echo "expected 10 kernels (4 shapes + 6 mutants), found $count"; exit 1; }
+[[ $count -eq 11 ]] || { echo "expected 11 kernels (4 shapes + 7 mutants), found $count"; exit 1; }
 echo "total $(( $(date +%s) - start )) s"

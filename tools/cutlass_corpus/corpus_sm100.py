@@ -8,6 +8,9 @@ GEMM_SHAPES = [(4096, 4096, 4096), (4096, 128, 4096), (512, 512, 16384), (2048, 
 # FMHA forward (B, H, Q, K) at head dim 128, no GQA: a prefill, a long KV with a short Q, small
 FMHA_SHAPES = [(1, 16, 4096, 4096), (1, 8, 256, 16384), (1, 16, 512, 512)]
 
+# FP4 GEMV (M, K, batch): the example's default 4096x2048, a K-heavy one, a batched small one
+GEMV_SHAPES = [(4096, 2048, 1), (1024, 8192, 1), (512, 2048, 4)]
+
 EXAMPLES = [
     {
         "name": "70_blackwell_gemm",
@@ -46,6 +49,13 @@ EXAMPLES = [
         "shapes": FMHA_SHAPES,
         "shape_label": "b{}_h{}_q{}_k{}_d128",
     },
+    {
+        "name": "91_fp4_gemv",
+        "tu": "capture_91.cu",
+        "source": "examples/91_fp4_gemv/91_fp4_gemv.cu",
+        "shapes": GEMV_SHAPES,
+        "shape_label": "m{}_k{}_b{}",
+    },
 ]
 
 TARGET = {
@@ -57,5 +67,5 @@ TARGET = {
     "manifest": "manifest_sm100.json",
     "census": "census_sm100.txt",
     "extra_headers": ["capture_sm100.hpp"],
-    "mutants": False,
+    "mutants": {"spec": "mutants_sm100_spec", "dir": "mutants_sm100", "records": "mutants_sm100.json"},
 }

@@ -399,6 +399,17 @@ void decode_body(const Module& module, const Function& f, DFunction& df, Program
         if (df.pool[rets.idx + k].kind == OpKind::Reg) defs[i].push_back(df.pool[rets.idx + k].idx);
     }
   }
+  // A warp may never run past the last instruction: nvcc ends every body in ret, exit or a branch, and
+  // a hand-written or damaged file that does not is refused here (found by fuzz_ptx_kernel).
+  const auto ends_flow = [](const DInstr& d) {
+    return d.guard < 0 && (d.op == Op::Ret || d.op == Op::Exit || d.op == Op::Bra || d.op == Op::Trap);
+  };
+  if (df.code.empty() || !ends_flow(df.code.back()))
+    throw PtxError(module.path, f.body.empty() ? f.pos : f.body.back().pos,
+                   "'" + f.name + "' can run past its last instruction: a body must end in ret, exit or an unconditional bra");
+  for (size_t i = 0; i < df.code.size(); ++i)
+    if (df.code[i].op == Op::Bra && df.code[i].target >= df.code.size())
+      throw PtxError(module.path, f.body[i].pos, "the branch target is past the last instruction of '" + f.name + "'");
   compute_reconvergence(df);
   df.nregs = df.nvals;
   compact_registers(df, uses, defs);

@@ -39,6 +39,7 @@ void exec_ld(Exec& x, const DInstr& in) {
       dp[k][l] = v & dm[k];
     }
   });
+  if (in.space == Space::Shared) x.charge_shared(uint64_t{total} * static_cast<uint64_t>(std::popcount(x.mask)));
 }
 
 // ld / st .b128 (scalar): a .b128 register holds the low 64 bits of its value (what the kernels
@@ -50,9 +51,10 @@ void exec_ld128(Exec& x, const DInstr& in) {
   for_lanes(x.mask, [&](uint32_t l) {
     const uint8_t* p = x.access(in.space, x.address(in.ops[1], l), 16, l, false);
     if (load_le(p + 8, 8) != 0)
-      Exec::kernel_fault("unsupported", "ld.b128 of a value whose upper 64 bits are not zero: this interpreter keeps 64 bits of a .b128 register");
+      Exec::b128_upper_half_fault("ld.b128");
     d[l] = load_le(p, 8);
   });
+  if (in.space == Space::Shared) x.charge_shared(16 * static_cast<uint64_t>(std::popcount(x.mask)));
 }
 void exec_st128(Exec& x, const DInstr& in) {
   const DOp& e = x.elem(in.ops[1], 0);
@@ -62,6 +64,7 @@ void exec_st128(Exec& x, const DInstr& in) {
     store_le(p, s[l], 8);
     store_le(p + 8, 0, 8);
   });
+  if (in.space == Space::Shared) x.charge_shared(16 * static_cast<uint64_t>(std::popcount(x.mask)));
 }
 
 // st: ops[0] = address, ops[1] = source vector.
@@ -78,6 +81,7 @@ void exec_st(Exec& x, const DInstr& in) {
     uint8_t* p = x.access(in.space, x.address(addr, l), total, l, true);
     for (uint32_t k = 0; k < n; ++k) store_le(p + k * esize, s[k][l], esize);
   });
+  if (in.space == Space::Shared) x.charge_shared(uint64_t{total} * static_cast<uint64_t>(std::popcount(x.mask)));
 }
 
 // ---- Atomics -------------------------------------------------------------------------------------
@@ -257,6 +261,7 @@ void exec_ldmatrix(Exec& x, const DInstr& in) {
       d[l] = uint32_t{lo} | (uint32_t{hi} << 16);
     });
   }
+  x.charge_shared(uint64_t{nmat} * 128);  // 8 rows of 16 bytes per matrix
 }
 void exec_stmatrix(Exec& x, const DInstr& in) {
   const DOp& sv = in.ops[1];
@@ -282,6 +287,7 @@ void exec_stmatrix(Exec& x, const DInstr& in) {
       std::memcpy(p, mat[r], 16);
     }
   }
+  x.charge_shared(uint64_t{nmat} * 128);  // 8 rows of 16 bytes per matrix
 }
 
 // The state space a memory instruction names (Generic when none).

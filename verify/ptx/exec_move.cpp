@@ -57,7 +57,7 @@ void exec_pack128(Exec& x, const DInstr& in) {
   uint64_t* d = x.dst(in.ops[0]);
   for_lanes(x.mask, [&](uint32_t l) {
     if (hi[l] != 0)
-      Exec::kernel_fault("unsupported", "mov.b128 of a value whose upper 64 bits are not zero: this interpreter keeps 64 bits of a .b128 register");
+      Exec::b128_upper_half_fault("mov.b128");
     d[l] = lo[l];
   });
 }

@@ -101,12 +101,17 @@ class Warp {
 // Per-instruction cost in nanoseconds charged for instructions executed between requests
 // (the arch's issue rate); set by the caller once.
 void set_instruction_ns(GridState& grid, double ns);
+// The shared-memory bytes per ns one warp's accesses get (0: not charged beyond their issue).
+void set_shared_bytes_per_ns(GridState& grid, double bytes_per_ns);
 
 // The clock %clock / %clock64 count (GHz, default 1.755) and the SM count %nsmid gives (default 132).
 void set_clock_ghz(GridState& grid, double ghz);
 void set_sm_count(GridState& grid, uint32_t sms);
 // Shared memory of one CTA: the static variables, then the dynamic area (launch.dynamic_smem).
 uint64_t shared_bytes_per_cta(const GridState& grid);
+// The highest byte of shared memory any warp of any CTA used so far (loads, stores, barriers, copy
+// destinations and sources), + 1.
+uint64_t shared_bytes_touched(const GridState& grid);
 
 // Memory access for the front end (tests, reports): read/write bytes at a generic address.
 bool read_memory(const GridState& grid, uint32_t cta, uint64_t generic_addr, void* out, uint64_t bytes);

@@ -8,6 +8,7 @@
 // slots, an immediate a pointer to one value read with stride 0. No string is looked at while running.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -249,10 +250,14 @@ class GridState {
   std::vector<uint64_t> sym_value;    // Program::symbols -> address (see SymKind)
   std::vector<uint8_t> sym_shared;    // Program::symbols -> a .shared symbol (its address carries the rank)
   uint64_t smem_bytes = 0;            // per CTA: static + dynamic
+  uint64_t smem_touched = 0;          // the highest shared byte any warp used, + 1 (docs/ptx.md, "Budget from the run")
   // Per CTA shared memory, allocated on first use and freed when its last warp is destroyed.
   std::vector<std::unique_ptr<uint8_t[]>> shared;
   std::vector<uint32_t> shared_users;
   double instruction_ns = 0.57;
+  // A warp's shared-memory access (ld / st / ldmatrix / stmatrix .shared) takes at least its bytes
+  // over its SM sub-partition's share of the SM's shared-memory bandwidth (set_shared_bytes_per_ns).
+  double shared_ns_per_byte = 0;
   double clock_ghz = 1.755;
   uint32_t sm_count = 132;
   uint32_t nctas = 1, threads = 1;
@@ -339,6 +344,7 @@ struct Exec {
   bool has_fault = false;
   uint64_t executed = 0;
   uint64_t since_request = 0;         // instructions since the last request (their cost is owed)
+  double owed_ns = 0;                 // shared-memory time beyond those instructions' issue (charge_shared)
   double now_ns = 0;
   uint64_t step_count = 0;            // instructions executed in the current step() call
   alignas(64) uint64_t scratch[4][32];  // operands materialised per lane (special registers, symbols)
@@ -398,6 +404,10 @@ struct Exec {
   }
   uint64_t special(uint8_t sreg, uint8_t comp, uint32_t lane) const;
   double elapsed_now() const { return now_ns + static_cast<double>(step_count) * grid->instruction_ns; }
+  // A shared-memory access of `bytes` (all lanes): the time it needs beyond its one issue is owed.
+  void charge_shared(uint64_t bytes) {
+    owed_ns += std::max(0.0, static_cast<double>(bytes) * grid->shared_ns_per_byte - grid->instruction_ns);
+  }
 
   // -- memory
   // Where a generic address points.
@@ -413,6 +423,9 @@ struct Exec {
   // -- errors
   [[noreturn]] void error(const std::string& message) const;
   [[noreturn]] static void kernel_fault(const std::string& kind, const std::string& message);
+  // A .b128 register holds the low 64 bits of its value (exec_mem.cpp): `instr` (ld.b128, mov.b128)
+  // of a value whose upper half is not zero is refused rather than truncated.
+  [[noreturn]] static void b128_upper_half_fault(const std::string& instr);
 
   // -- requests
   PendingRequest& push_request(SyncKind kind);

@@ -219,10 +219,14 @@ std::unique_ptr<GridState> make_grid(std::shared_ptr<const Program> program, con
 }
 
 void set_instruction_ns(GridState& grid, double ns) { grid.instruction_ns = ns; }
+void set_shared_bytes_per_ns(GridState& grid, double bytes_per_ns) {
+  grid.shared_ns_per_byte = bytes_per_ns > 0 ? 1.0 / bytes_per_ns : 0;
+}
 void set_clock_ghz(GridState& grid, double ghz) { grid.clock_ghz = ghz; }
 void set_sm_count(GridState& grid, uint32_t sms) { grid.sm_count = sms; }
 uint64_t shared_window_base() { return kSharedWindow; }
 uint64_t shared_bytes_per_cta(const GridState& grid) { return grid.smem_bytes; }
+uint64_t shared_bytes_touched(const GridState& grid) { return grid.smem_touched; }
 
 bool read_memory(const GridState& grid, uint32_t cta, uint64_t addr, void* out, uint64_t bytes) {
   if (addr >= kSharedWindow && addr < kSharedWindow + kWindowBytes) {
@@ -280,6 +284,7 @@ uint8_t* Exec::shared_bytes(uint64_t addr, uint32_t bytes, bool write) {
   if (uint64_t{off} + bytes > smem_size)
     kernel_fault("bad_address", "shared access of " + std::to_string(bytes) + " bytes at offset " + hex(off) +
                                     " is outside the CTA's " + std::to_string(smem_size) + " bytes of shared memory");
+  grid->smem_touched = std::max(grid->smem_touched, uint64_t{off} + bytes);
   return base + off;
 }
 

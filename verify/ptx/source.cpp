@@ -12,6 +12,7 @@
 #include "sim/external.hpp"
 #include "verify/ptx/machine.hpp"
 #include "verify/ptx/machine_impl.hpp"  // GridState is complete here: a run owns its grid
+#include "verify/ptx/run_use.hpp"
 #include "verify/ptx/sync.hpp"
 
 namespace pipesim::ptx {
@@ -55,6 +56,7 @@ struct PtxProgram final : sim::ExternalProgram {
   std::vector<uint32_t> site_base;  // per function of the module: its first instruction's site
   uint32_t warps_per_cta = 1;
   std::string trace_warp;  // PIPESIM_PTX_TRACE: "CTA:WARP" whose requests go to stderr
+  std::shared_ptr<RunUse> use;  // where each run notes what it used (make_kernel's caller reads it)
   std::unique_ptr<sim::ExternalRun> start_run(const model::Timing& timing) const override;
 };
 
@@ -95,9 +97,22 @@ class PtxRun final : public sim::ExternalRun {
  public:
   PtxRun(const PtxProgram& p, const model::Timing& timing) : prog_(p), grid_(make_grid(p.program, p.launch)) {
     set_instruction_ns(*grid_, timing.ptx_instr_cycles / timing.clock_ghz);
+    // Shared memory serves the SM's four sub-partitions: a warp's accesses get a quarter of it.
+    set_shared_bytes_per_ns(*grid_, timing.smem_bytes_per_ns / 4);
     set_clock_ghz(*grid_, timing.clock_ghz);
     set_sm_count(*grid_, static_cast<uint32_t>(p.arch->cap.sms));
+    if (p.use) *p.use = RunUse{};
   }
+  // The run has ended: what it used is complete once the barriers are named and the memory measured.
+  ~PtxRun() override {
+    if (!prog_.use) return;
+    prog_.use->smem_touched = shared_bytes_touched(*grid_);
+    for (auto& [offset, b] : prog_.use->barriers) {
+      b.slot = slot(offset);
+      b.name = barrier_name(b.slot);
+    }
+  }
+  RunUse* use() const { return prog_.use.get(); }
   std::unique_ptr<sim::ExternalWarp> start_warp(int cta, int warp, int sm) override {
     const uint32_t csize = prog_.launch.cluster_size();
     const CtaPlace place = place_of(static_cast<uint32_t>(cta), csize, static_cast<uint32_t>(sm));
@@ -200,6 +215,7 @@ bool PtxWarp::next(sim::Op& op, double now_ns) {
     op = sim::Op{};
     op.site = run_.program().site_base[r.function] + r.instr;
     if (traced_ && r.kind != SyncKind::Compute) trace(r, now_ns);
+    if (RunUse* use = run_.use(); use && r.kind != SyncKind::Compute) use->note(r, static_cast<uint32_t>(cta_), op.site);
     if (convert(r, op)) return true;
   }
   return false;
@@ -393,7 +409,7 @@ std::string source_position(const Module& module, const SourcePos& src) {
   return out;
 }
 
-sim::Kernel make_kernel(std::shared_ptr<const Module> module, const Launch& launch) {
+sim::Kernel make_kernel(std::shared_ptr<const Module> module, const Launch& launch, std::shared_ptr<RunUse> use) {
   const model::Arch* arch = model::find_arch(launch.arch);
   if (!arch) throw LaunchError("unknown architecture '" + launch.arch + "'", launch.file);
   if (launch.function_index < 0 || static_cast<size_t>(launch.function_index) >= module->functions.size())
@@ -408,6 +424,7 @@ sim::Kernel make_kernel(std::shared_ptr<const Module> module, const Launch& laun
   prog->launch = launch;
   prog->warps_per_cta = (launch.threads() + 31) / 32;
   if (const char* t = std::getenv("PIPESIM_PTX_TRACE")) prog->trace_warp = t;
+  prog->use = std::move(use);
 
   sim::Kernel k;
   k.name = demangle(entry->name);

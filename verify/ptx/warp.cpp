@@ -36,6 +36,10 @@ void Exec::kernel_fault(const std::string& kind, const std::string& message) {
   throw KernelFaultSignal{kind, message};
 }
 
+void Exec::b128_upper_half_fault(const std::string& instr) {
+  kernel_fault("unsupported", instr + " of a value whose upper 64 bits are not zero: this interpreter keeps 64 bits of a .b128 register");
+}
+
 PendingRequest& Exec::push_request(SyncKind kind) {
   PendingRequest& p = pending.emplace_back();
   p.req.kind = kind;
@@ -457,9 +461,10 @@ void emit_compute(Exec& x, SyncRequest& req) {
   req.kind = SyncKind::Compute;
   req.function = x.cur_fn;
   req.instr = x.cur_pc;
-  const double ns = static_cast<double>(x.since_request) * x.grid->instruction_ns;
+  const double ns = static_cast<double>(x.since_request) * x.grid->instruction_ns + x.owed_ns;
   req.a = std::max<int64_t>(1, std::llround(ns));
   x.since_request = 0;
+  x.owed_ns = 0;
 }
 
 void take_pending(Exec& x, SyncRequest& req) {

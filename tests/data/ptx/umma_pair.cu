@@ -3,7 +3,7 @@
 // complete on the leader CTA's full barrier; only the leader arms it (expecting both halves) and only
 // the leader's MMA warp issues the pair's tcgen05.mma, whose commits reach both CTAs (multicast mask
 // 0b11); the epilogue warps of both CTAs release the leader's accumulator. TMEM is allocated by both
-// CTAs of the pair after a cluster barrier. Variants carry one bug each (../shared/spec/bug-catalog.md).
+// CTAs of the pair (cta_group::2: one warp of each issues the collective tcgen05.alloc). Variants carry one bug each (../shared/spec/bug-catalog.md).
 // `pipesim check` runs their PTX (umma_pair.ptx: `nvcc -arch=sm_100a -ptx -lineinfo`). No Blackwell
 // GPU exists for this project: this kernel is compiled and modelled, never run.
 //
@@ -31,7 +31,7 @@ enum Bug : int {
   kFollowerExpectTx,     // the follower also arms the leader's full barrier: arrivals counted twice (bug 2)
   kTxWithoutPair,        // the leader expects only its own half of the stage (bug 3, the x2 forgotten)
   kCommitLeaderOnly,     // the stage release commit reaches only the leader: the follower's TMA warp waits
-  kAllocBeforeClusterSync,  // the pair's tcgen05.alloc before the cluster barrier (bug 12)
+  kAllocLeaderOnly,      // only the leader issues the pair's tcgen05.alloc: it waits for its peer (bug 12)
 };
 
 struct alignas(64) TensorMap {
@@ -89,10 +89,9 @@ __device__ void umma_pair(const TensorMap& tmap, int tiles, int kblocks) {
     }
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
-  if (kBug == kAllocBeforeClusterSync && warp == 1) ptx::tcgen05_alloc(ptx::cta_group_2, &tmem_base, kAccStages * kAccColumns);
-  // The barriers' inits are visible to the peer, and the peer is running, before either is used.
+  // The barriers' inits are visible to the peer before either is used.
   cluster_sync();
-  if (kBug != kAllocBeforeClusterSync && warp == 1) ptx::tcgen05_alloc(ptx::cta_group_2, &tmem_base, kAccStages * kAccColumns);
+  if (warp == 1 && (leader || kBug != kAllocLeaderOnly)) ptx::tcgen05_alloc(ptx::cta_group_2, &tmem_base, kAccStages * kAccColumns);
   if (warp == 1) ptx::tcgen05_relinquish_alloc_permit(ptx::cta_group_2);
   ptx::tcgen05_fence_before_thread_sync();
   __syncthreads();
@@ -186,4 +185,4 @@ UMMA_PAIR_ENTRY(umma_pair_ok, kNone)
 UMMA_PAIR_ENTRY(umma_pair_follower_expect_tx, kFollowerExpectTx)
 UMMA_PAIR_ENTRY(umma_pair_tx_without_pair, kTxWithoutPair)
 UMMA_PAIR_ENTRY(umma_pair_commit_leader_only, kCommitLeaderOnly)
-UMMA_PAIR_ENTRY(umma_pair_alloc_before_cluster_sync, kAllocBeforeClusterSync)
+UMMA_PAIR_ENTRY(umma_pair_alloc_leader_only, kAllocLeaderOnly)

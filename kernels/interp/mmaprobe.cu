@@ -1,0 +1,235 @@
+// Native wgmma probes (no interpreter, issue 21): the two tensor-pipe facts docs/calibration.md lists as
+// assumed. Operands are whatever shared memory holds (the values do not change the timing).
+//   nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a kernels/interp/mmaprobe.cu -o mmaprobe && ./mmaprobe
+//
+// 1. Issue queue (`mma_queue_depth`): one CTA, one warpgroup issues k = 1..32 wgmma m64n128k16 (f16 in,
+//    f16 accumulate) back to back, then commit_group + wait_group 0. Printed per k: the cycles from the
+//    first issue to the return of issue i (i = 1..k, thread 0's clock64), and to the wait's end. Issues
+//    that return one MMA apart (~64 cycles at 4096 FLOP/clk/SM) instead of a few cycles apart mark a full
+//    queue: the first such i is the depth in warpgroup MMAs per sub-partition.
+// 2. Rate and clock under load (`tensor_clock_ghz`): every SM runs W warpgroups (1 or 2), each looping
+//    ITERS x (4 wgmma + commit + wait_group 1), for n = 128 and 256 and f16 / e4m3 inputs. Printed: the
+//    achieved TFLOPS over %globaltimer (first CTA start to last CTA end), FLOP per SM cycle, and the SM
+//    clock during the run (clock64 cycles / globaltimer ns, median over CTAs).
+//    Expected if the model is right: FLOP/clk/SM 4096 (f16) and 8192 (e4m3) with 2 warpgroups; the
+//    SM clock x that rate x 132 gives the TFLOPS; compare with 989 / 1979 (the datasheet's, at 1.83 GHz).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+#define CK(x)                                                                                    \
+  do {                                                                                           \
+    cudaError_t e_ = (x);                                                                        \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));           \
+      std::exit(1);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+namespace {
+
+__device__ __forceinline__ uint64_t clk() {
+  uint64_t c;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(c));
+  return c;
+}
+__device__ __forceinline__ uint64_t gt() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// A shared-memory matrix descriptor (no swizzle): start address >> 4, leading and stride byte offsets >> 4.
+__device__ __forceinline__ uint64_t desc(const void* smem) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  return uint64_t((a >> 4) & 0x3fff) | (uint64_t(128 >> 4) << 16) | (uint64_t(256 >> 4) << 32);
+}
+
+// Pins the accumulators in their registers across the asm statements (CUTLASS's warpgroup_fence_operand).
+__device__ __forceinline__ void pin(uint32_t (&d)[64]) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
+__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+#define R8(i) "+r"(d[i + 0]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3]), "+r"(d[i + 4]), "+r"(d[i + 5]), "+r"(d[i + 6]), "+r"(d[i + 7])
+
+// m64n128k16 f16 += f16 x f16: 32 f16x2 accumulator registers per thread.
+__device__ __forceinline__ void mma_n128_f16(uint32_t (&d)[64], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+      "%32, %33, p, 1, 1, 0, 0; }"
+      : R8(0), R8(8), R8(16), R8(24)
+      : "l"(da), "l"(db));
+}
+// m64n128k32 f16 += e4m3 x e4m3.
+__device__ __forceinline__ void mma_n128_e4m3(uint32_t (&d)[64], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n128k32.f16.e4m3.e4m3 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+      "%32, %33, p, 1, 1; }"
+      : R8(0), R8(8), R8(16), R8(24)
+      : "l"(da), "l"(db));
+}
+// m64n256k16 f16 += f16 x f16: 64 registers.
+__device__ __forceinline__ void mma_n256_f16(uint32_t (&d)[64], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n256k16.f16.f16.f16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "
+      "%64, %65, p, 1, 1, 0, 0; }"
+      : R8(0), R8(8), R8(16), R8(24), R8(32), R8(40), R8(48), R8(56)
+      : "l"(da), "l"(db));
+}
+
+enum Kind { kN128F16 = 0, kN128E4M3 = 1, kN256F16 = 2 };
+constexpr double kFlop[3] = {2.0 * 64 * 128 * 16, 2.0 * 64 * 128 * 32, 2.0 * 64 * 256 * 16};
+constexpr const char* kName[3] = {"m64n128k16 f16", "m64n128k32 e4m3", "m64n256k16 f16"};
+
+template <int K>
+__device__ __forceinline__ void mma(uint32_t (&d)[64], uint64_t da, uint64_t db) {
+  if constexpr (K == kN128F16) mma_n128_f16(d, da, db);
+  else if constexpr (K == kN128E4M3) mma_n128_e4m3(d, da, db);
+  else mma_n256_f16(d, da, db);
+}
+
+// --- 1. The issue queue: k MMAs back to back, thread 0's clock after each returns (k a template
+// argument: the loop fully unrolled, the stamps in registers, nothing between the MMAs but clock reads).
+template <int k>
+__global__ void queue_probe(uint64_t* out) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  uint32_t d[64] = {};
+  const uint64_t da = desc(smem), db = desc(smem + 8192);
+  uint64_t t[k];
+  __syncthreads();
+  pin(d);
+  fence();
+  const uint64_t t0 = clk();
+#pragma unroll
+  for (int i = 0; i < k; ++i) {
+    mma<kN128F16>(d, da, db);
+    t[i] = clk();
+  }
+  commit();
+  wait<0>();
+  pin(d);
+  const uint64_t t1 = clk();
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int i = 0; i < k; ++i) out[i] = t[i] - t0;
+    out[k] = t1 - t0;
+  }
+  if (d[0] == 0xdeadbeef) out[40] = d[1];  // keep the accumulators alive
+}
+
+template <int k>
+void run_queue(uint64_t* out) {
+  CK(cudaFuncSetAttribute(queue_probe<k>, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
+  std::vector<uint64_t> best(size_t(k) + 1, ~0ull);
+  for (int rep = 0; rep < 7; ++rep) {
+    queue_probe<k><<<1, 128, 64 * 1024>>>(out);
+    CK(cudaDeviceSynchronize());
+    std::vector<uint64_t> h(size_t(k) + 1);
+    CK(cudaMemcpy(h.data(), out, sizeof(uint64_t) * h.size(), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < h.size(); ++i) best[i] = std::min(best[i], h[i]);
+  }
+  std::printf("QUEUE k=%d issue_return_cycles=", k);
+  for (int i = 0; i < k; ++i) std::printf("%s%llu", i ? "," : "", (unsigned long long)best[size_t(i)]);
+  std::printf(" drained_cycles=%llu (fastest of 7)\n", (unsigned long long)best[size_t(k)]);
+}
+template <int... ks>
+void run_queues(uint64_t* out, std::integer_sequence<int, ks...>) {
+  (run_queue<ks + 1>(out), ...);
+}
+
+// --- 2. Rate and clock: each warpgroup loops iters x (4 MMAs, commit, wait_group 1).
+struct CtaStat {
+  unsigned long long g0, g1, cyc;
+};
+template <int K>
+__global__ void rate_probe(int iters, CtaStat* st) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  uint32_t d[64] = {};
+  const uint64_t da = desc(smem), db = desc(smem + 16384);
+  __syncthreads();
+  const uint64_t g0 = gt(), c0 = clk();
+  for (int it = 0; it < iters; ++it) {
+    pin(d);
+    fence();
+#pragma unroll
+    for (int j = 0; j < 4; ++j) mma<K>(d, da, db);
+    commit();
+    wait<1>();
+    pin(d);
+  }
+  wait<0>();
+  pin(d);
+  __syncthreads();
+  const uint64_t g1 = gt(), c1 = clk();
+  if (threadIdx.x == 0) st[blockIdx.x] = CtaStat{g0, g1, c1 - c0};
+  if (d[0] == 0xdeadbeef) st[0].cyc = d[1];
+}
+
+template <int K>
+void run_rate(int sms, int warpgroups, CtaStat* dst) {
+  const int iters = 20000;
+  CK(cudaFuncSetAttribute(rate_probe<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
+  std::vector<CtaStat> st(static_cast<size_t>(sms));
+  std::vector<double> tflops, per_clk, ghz;
+  for (int rep = 0; rep < 5; ++rep) {
+    rate_probe<K><<<sms, 128 * warpgroups, 64 * 1024>>>(iters, dst);
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(st.data(), dst, sizeof(CtaStat) * size_t(sms), cudaMemcpyDeviceToHost));
+    unsigned long long g0 = ~0ull, g1 = 0;
+    std::vector<double> clocks, cycles;
+    for (const CtaStat& s : st) {
+      g0 = std::min(g0, s.g0), g1 = std::max(g1, s.g1);
+      clocks.push_back(double(s.cyc) / double(s.g1 - s.g0));
+      cycles.push_back(double(s.cyc));
+    }
+    std::sort(clocks.begin(), clocks.end());
+    std::sort(cycles.begin(), cycles.end());
+    const double flop_per_sm = kFlop[K] * 4.0 * iters * warpgroups;
+    tflops.push_back(flop_per_sm * sms / double(g1 - g0) / 1e3);
+    per_clk.push_back(flop_per_sm / cycles[cycles.size() / 2]);
+    ghz.push_back(clocks[clocks.size() / 2]);
+  }
+  std::sort(tflops.begin(), tflops.end());
+  std::sort(per_clk.begin(), per_clk.end());
+  std::sort(ghz.begin(), ghz.end());
+  std::printf("RATE kind=\"%s\" warpgroups=%d sms=%d tflops=%.1f flop_per_clk_sm=%.0f sm_clock_ghz=%.3f (medians of 5)\n", kName[K],
+              warpgroups, sms, tflops[2], per_clk[2], ghz[2]);
+}
+
+}  // namespace
+
+int main() {
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  std::printf("== mmaprobe on %s, %d SMs\n", prop.name, sms);
+
+  uint64_t* out = nullptr;
+  CK(cudaMalloc(&out, 64 * sizeof(uint64_t)));
+  run_queues(out, std::make_integer_sequence<int, 32>{});
+
+  CtaStat* st = nullptr;
+  CK(cudaMalloc(&st, sizeof(CtaStat) * size_t(sms)));
+  for (int wg : {1, 2}) {
+    run_rate<kN128F16>(sms, wg, st);
+    run_rate<kN128E4M3>(sms, wg, st);
+    run_rate<kN256F16>(sms, wg, st);
+  }
+  return 0;
+}

@@ -1,0 +1,536 @@
+// The engine's runtime state and the Engine class, shared by the files that define its members
+// (internal to sim/, not installed): engine.cpp runs the loop, launches, dispatches and finishes;
+// engine_ops.cpp executes ops (exec and the do_* ops); engine_delivery.cpp models the DRAM and lands
+// copies, delivers arrivals and applies mbarrier operations. Tiny hot members stay inline here.
+#pragma once
+
+#include "sim/engine.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <queue>
+#include <random>
+#include <string>
+#include <unordered_map>
+
+#include "sim/dram.hpp"
+#include "sim/l2.hpp"
+#include "sim/tensor_pipe.hpp"
+#include "sim/explain.hpp"
+#include "sim/lowering.hpp"
+#include "sim/mbarrier.hpp"
+#include "sim/rules.hpp"
+
+namespace pipesim::sim::detail {
+
+inline constexpr int kNamedBarriers = 16;
+
+// A slot of `pool` for reuse: the last one freed, else a new one at the end.
+template <class T>
+uint32_t take_slot(std::vector<T>& pool, std::vector<uint32_t>& free) {
+  if (free.empty()) {
+    pool.emplace_back();
+    return static_cast<uint32_t>(pool.size() - 1);
+  }
+  const uint32_t i = free.back();
+  free.pop_back();
+  return i;
+}
+
+enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, AsyncArrive, DramDone };
+
+struct Event {
+  double t;
+  uint64_t seq;
+  EventKind kind;
+  uint32_t target;  // warp id / cta / cluster
+  uint32_t slot;    // barrier slot
+  uint32_t site;
+  uint32_t from_warp;
+  OpKind op;        // RemoteOp: which operation
+  int64_t value;
+  int64_t phase = 0;  // TxLand: phases the target barrier had completed when the copy was issued;
+                      // RemoteOp of an Arrive: the threads it stands for (threads_of)
+};
+// Heap entries are 16 bytes: the time and (sequence << 24 | payload index). The sequence
+// breaks ties deterministically; payloads live in a free-listed pool.
+struct QKey {
+  uint64_t t_ps;     // event time in integer picoseconds: cheap, NaN-free comparisons
+  uint64_t seq_idx;
+};
+
+// A binary heap with a one-entry hold in front of it: most pushes are the warp's own next step,
+// which is often the earliest event of all and then never touches the heap.
+class EventQueue {
+ public:
+  static constexpr uint64_t kIdxBits = 24;
+  bool empty() const { return !held_ && heap_.empty(); }
+  void push(const Event& e) {
+    // The held event keeps its payload inline; its key has index 0 (sequence numbers are
+    // unique, so the index never decides an order).
+    const QKey k{static_cast<uint64_t>(std::max(0.0, e.t) * 1000.0 + 0.5), e.seq << kIdxBits};
+    if (!held_) {
+      if (heap_.empty() || before(k, heap_.front())) {
+        hold_ = e;
+        hold_key_ = k;
+        held_ = true;
+        return;
+      }
+    } else if (before(k, hold_key_)) {
+      heap_insert(hold_, hold_key_);
+      hold_ = e;
+      hold_key_ = k;
+      return;
+    }
+    heap_insert(e, k);
+  }
+  Event pop() {
+    if (held_) {
+      held_ = false;
+      return hold_;
+    }
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    const QKey k = heap_.back();
+    heap_.pop_back();
+    const uint32_t idx = static_cast<uint32_t>(k.seq_idx & ((1u << kIdxBits) - 1));
+    free_.push_back(idx);
+    return pool_[idx];
+  }
+
+ private:
+  static bool before(const QKey& a, const QKey& b) {
+    return a.t_ps < b.t_ps || (a.t_ps == b.t_ps && a.seq_idx < b.seq_idx);
+  }
+  struct Later {
+    bool operator()(const QKey& a, const QKey& b) const { return before(b, a); }
+  };
+  void heap_insert(const Event& e, QKey k) {
+    const uint32_t idx = take_slot(pool_, free_);
+    if (idx >= (1u << kIdxBits)) throw std::runtime_error("more than 16M simultaneous events in flight");
+    pool_[idx] = e;
+    k.seq_idx |= idx;
+    heap_.push_back(k);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
+  }
+  std::vector<QKey> heap_;
+  std::vector<Event> pool_;
+  std::vector<uint32_t> free_;
+  Event hold_{};
+  QKey hold_key_{};
+  bool held_ = false;
+};
+
+// TmemPair: in a cta_group::2 tcgen05.alloc / dealloc, waiting for the pair peer's (sim/engine_tmem.cpp).
+enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed, Tmem, TmemPair };
+inline constexpr uint32_t kNoWarp = UINT32_MAX;
+
+struct LastArrival {
+  int cta = -1, warp = -1;
+  uint32_t site = 0;
+};
+
+struct WarpRt {
+  WarpRt(WarpProgram p, int c, int w, int r) : prog(std::move(p)), cta(c), warp(w), role(r) {}
+  WarpProgram prog;
+  int cta, warp, role;
+  WarpStatus status = WarpStatus::NotStarted;
+  Op cur{};
+  uint64_t instructions_seen = 0;  // a PTX warp's instruction count at the budget's last poll
+  Block block = Block::None;
+  double block_since = 0;
+  double exited_at = -1;
+  int64_t ops = 0;
+  int64_t cluster_arrived = -1;  // cluster-barrier phase this warp last arrived on
+  double remote_done = 0;        // when this warp's last remote arrival lands
+  double tc_done = 0;            // when this warp's last tcgen05.mma completes
+  int64_t mma_issued = 0;        // tcgen05.mma instructions issued by this warp
+  // Per barrier array: mma_issued at this warp's last commit to it. A commit is "empty" when no
+  // MMA was issued since the previous commit to the same array (docs/semantics.md).
+  std::vector<std::pair<uint32_t, int64_t>> commit_marks;
+  double tmem_done[2] = {0, 0};  // when its last tcgen05.ld / tcgen05.st completes
+  bool retry = false;            // re-execute `cur` at the next step (ordering delay)
+  bool repoll = false;           // woken by a completion: poll its barrier again at this step (mbar_poll)
+  // Per barrier slot: the completed count at which this warp's last wait on it returned (-1: none),
+  // for the consumed-phase rule (mbar_poll). Grows on first use.
+  std::vector<int64_t> consumed;
+  // The adversarial search (RunOptions::delays, on_sync): passes so far per site of this warp's
+  // synchronising ops, and how late the copy or commit being issued lands. Empty / 0 without it.
+  std::unordered_map<uint32_t, uint32_t> site_passes;
+  double landing_delay = 0;
+  // Bulk async-groups: committed groups in commit order + the open one. A store stays in its
+  // group until a wait_group of this warp retires the group: only then is its smem source ordered
+  // before what the warp does next (exit_inflight and smem_war judge that order, not the clock).
+  struct PendingStore { int64_t stage_key; uint32_t site; };
+  struct Group { double read_done = 0, write_done = 0, retired_at = 0; std::vector<PendingStore> stores; };
+  std::vector<Group> groups;
+  Group open;
+  std::vector<Group> retiring;  // taken by a wait_group still running: retired at retired_at
+  // wgmma groups: when each committed group's MMAs are done, oldest first (MmaWaitGroup pops them).
+  std::vector<double> mma_groups;
+  double mma_open_done = 0;      // the open group's MMAs end by then
+  std::unique_ptr<ExternalWarp> ext;  // the warp's own code (Kernel::external); else `prog` runs
+};
+
+struct NamedRt {
+  int64_t count = 0;      // thread count of the current phase (0: no arrival yet)
+  int64_t arrived = 0;    // threads
+  std::vector<uint32_t> warps;    // warps that arrived this phase (by id)
+  std::vector<uint32_t> waiters;  // warp ids blocked in bar.sync
+};
+
+struct CtaRt {
+  bool started = false, exited = false;
+  int sm = 0;
+  int64_t tmem_held = 0;         // TMEM columns this CTA holds
+  int64_t tmem_last_alloc = 0;   // size of its previous allocation (they must not grow)
+  bool tmem_relinquished = false;
+  uint32_t tmem_pair_waiter = kNoWarp;  // its warp waiting in a cta_group::2 alloc / dealloc for the peer's
+  double tmem_since = 0;         // for the trace: when its current allocation began
+  int live = 0;  // warps not exited
+  std::vector<MBarrier> bars;
+  std::vector<LastArrival> last;         // per slot: the latest arrival, for hang reports
+  // Per slot. fenced: bit 0 fence.mbarrier_init seen since the init, bit 1 a releasing cluster arrive
+  // since the init. visible: 1 published to the cluster (fenced, then a cluster barrier, or carried by
+  // an arrival), 2 published only by a relaxed cluster barrier (a warning, docs/semantics.md).
+  std::vector<uint8_t> fenced, visible;
+  std::vector<uint32_t> expect_site;     // per slot: site of the last expect_tx on it
+  std::vector<std::vector<uint32_t>> waiters;  // per slot: warp ids
+  NamedRt named[kNamedBarriers];
+  int tma_inflight = 0;
+  uint32_t inflight_site = 0, inflight_warp = 0;  // the latest copy into this CTA (for exit_inflight)
+  uint32_t first_warp = 0;
+};
+
+struct SmRt {
+  int resident = 0;              // CTAs on this SM
+  TensorPipe tc;                 // its tensor pipe: wgmma, tcgen05.mma (sim/tensor_pipe.hpp)
+  int64_t tmem_free = 0;         // TMEM columns free
+  std::vector<uint32_t> alloc_waiters;  // warps blocked in tcgen05.alloc, FIFO
+  // Issue slots of its four sub-partitions (warp % 4): instructions of warps that share one issue
+  // one after another (Compute ops with b = 1: a PTX warp's executed instructions).
+  double issue_free[4] = {0, 0, 0, 0};
+};
+
+struct ClusterRt {
+  bool started = false;
+  int live = 0;           // warps not exited in the cluster
+  int arrived = 0;
+  int64_t phase = 0;      // completed cluster-barrier phases
+  double release_at = 0;  // when the last completed phase releases its waiters
+  std::vector<uint32_t> waiters;
+};
+
+class Engine {
+ public:
+  Engine(const Kernel& k, const RunOptions& o);
+
+  RunResult run();
+
+ private:
+  // ----------------------------------------------------------------- budget
+  double seconds_since(std::chrono::steady_clock::time_point t0) const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  void stop(RunResult::StopCause cause, std::chrono::steady_clock::time_point t0) {
+    stopped_ = true;
+    res_.stopped_by = cause;
+    res_.stopped_after_s = seconds_since(t0);
+  }
+  bool budget_spent(std::chrono::steady_clock::time_point t0);
+
+  // --------------------------------------------------------------- plumbing
+  void push(double t, EventKind kind, uint32_t target, uint32_t slot = 0, uint32_t site = 0,
+            uint32_t from = 0, OpKind op = OpKind::Compute, int64_t value = 0, int64_t phase = 0) {
+    q_.push(Event{t, seq_++, kind, target, slot, site, from, op, value, phase});
+  }
+  double jit(double ns) {
+    if (o_.jitter <= 0 || ns <= 0) return ns;
+    std::uniform_real_distribution<double> d(-o_.jitter, o_.jitter);
+    return ns * (1.0 + d(rng_));
+  }
+  // Under jitter only: a warp's first op starts up to warp_start_skew_ns late, so the first barrier
+  // ops of different roles race as their prologues do on silicon (docs/semantics.md). A replay takes
+  // the starts from the device's stamps.
+  double start_skew() {
+    if (o_.jitter <= 0 || tm_.warp_start_skew_ns <= 0 || o_.replay) return 0;
+    return std::uniform_real_distribution<double>(0, tm_.warp_start_skew_ns)(rng_);
+  }
+  // Under jitter only: one copy in eight lands up to tma_straggler_ns late, so copies to one barrier
+  // may land out of issue order, as the DRAM serves them on silicon (docs/semantics.md).
+  double straggle() {
+    if (o_.jitter <= 0 || tm_.tma_straggler_ns <= 0 || rng_() % 8 != 0) return 0;
+    return std::uniform_real_distribution<double>(0, tm_.tma_straggler_ns)(rng_);
+  }
+  CtaRt& cta(int c) { return ctas_[static_cast<size_t>(c)]; }
+  const CtaRt& cta(int c) const { return ctas_[static_cast<size_t>(c)]; }
+  int cluster_of(int c) const { return c / csize_; }
+  int cta_of_rank(int own, int32_t rank) const {
+    return rank == BarRef::kOwnCta ? own : cluster_of(own) * csize_ + rank;
+  }
+  std::string bar_name(uint32_t slot) const {
+    if (run_) return run_->barrier_name(slot);
+    const uint32_t a = array_of_slot_[slot];
+    return k_.barriers[a].name + "[" + std::to_string(slot - barrier_slot(k_, a, 0)) + "]";
+  }
+
+  void grow_slots(uint32_t n);
+
+  void fault(const std::string& kind, const WarpRt* w, uint32_t site, std::string msg,
+             std::vector<std::string> notes = {});
+  bool stop(const std::string& kind, const WarpRt* w, uint32_t site, std::string msg, std::vector<std::string> notes = {});
+  void warn(const std::string& kind, int c, int w, uint32_t site, std::string msg, std::vector<std::string> notes = {}) {
+    res_.findings.push_back(Finding{kind, false, c, w, site, std::move(msg), std::move(notes)});
+  }
+  std::string state_note(const MBarrier& b) const {
+    return "barrier state: phase " + std::to_string(b.completed) + " (parity " + std::to_string(b.completed & 1) +
+           "), pending " + std::to_string(b.pending) + " of " + std::to_string(b.expected) + ", tx " +
+           std::to_string(b.tx);
+  }
+
+  // ------------------------------------------------------------- launching
+  void launch_pending(double t);
+
+  void launch_cluster(int cl, double t, const std::vector<int>& on_sms);
+
+  // -------------------------------------------------------------- dispatch
+  void dispatch(const Event& e);
+
+  void close_block(WarpRt& w);
+  void resume(WarpRt& w, uint32_t id, double at) {
+    close_block(w);
+    push(at, EventKind::WarpStep, id);
+  }
+  // One event for several warps that resume at the same instant.
+  std::vector<uint32_t>& new_wake_list(double at) {
+    const uint32_t idx = take_slot(wake_lists_, free_wake_lists_);
+    push(at, EventKind::WakeBatch, 0, 0, 0, 0, OpKind::Compute, idx);
+    return wake_lists_[idx];
+  }
+
+  void add_role_wait(const WarpRt& w, double ns);
+
+  std::string wait_label(const WarpRt& w) const;
+  void span(const WarpRt& w, double b, double e, std::string label, bool blocked) {
+    res_.spans.push_back(TraceSpan{w.cta, w.warp, b, e, w.cur.site, std::move(label), blocked});
+  }
+
+  void step(uint32_t id);
+  // The adversarial search's hook at a synchronising op the warp is about to execute: counts the
+  // pass, tells RunOptions::on_sync, and returns how long RunOptions::delays hold the warp there
+  // (setting landing_delay for a late copy or commit).
+  double schedule_hook(WarpRt& w);
+  // A woken waiter polls again (mbar_poll): false when it missed the phase and waits again, or the
+  // run stopped.
+  bool repoll(WarpRt& w, uint32_t id);
+  int64_t& consumed_at(WarpRt& w, uint32_t s) {
+    if (w.consumed.size() <= s) w.consumed.resize(std::max<size_t>(slots_, s + 1), -1);
+    return w.consumed[s];
+  }
+  // A wait passed on the phase the warp already consumed: the phase_reused finding; true: the run stops.
+  bool phase_reused(WarpRt& w, uint32_t s, const MBarrier& b);
+
+  // Every store of the warp that no wait_group has retired by `now`, oldest first; `committed` is
+  // false for the open group's, which no wait_group can cover.
+  template <class Fn>
+  static void for_each_unretired_store(const WarpRt& w, double now, Fn&& fn) {
+    for (const auto& g : w.retiring)
+      if (g.retired_at > now)
+        for (const auto& st : g.stores) fn(st, true);
+    for (const auto& g : w.groups)
+      for (const auto& st : g.stores) fn(st, true);
+    for (const auto& st : w.open.stores) fn(st, false);
+  }
+
+  // The warp's newest store from a staging buffer that no wait_group of it has retired yet.
+  static const WarpRt::PendingStore* pending_store(const WarpRt& w, int64_t stage_key, double now) {
+    const WarpRt::PendingStore* newest = nullptr;
+    for_each_unretired_store(w, now, [&](const WarpRt::PendingStore& st, bool) {
+      if (st.stage_key == stage_key) newest = &st;
+    });
+    return newest;
+  }
+
+  // A store from the staging buffer not yet retired in this CTA: the writing warp's own first (the
+  // usual bug), then any other warp's (one elected warp stores what all warps wrote).
+  std::pair<const WarpRt::PendingStore*, const WarpRt*> pending_store_in_cta(const WarpRt& w, int64_t stage_key) const {
+    if (const auto* ps = pending_store(w, stage_key, now_)) return {ps, &w};
+    const uint32_t first = cta(w.cta).first_warp;
+    for (uint32_t i = first; i < first + static_cast<uint32_t>(wpc_); ++i)
+      if (const auto* ps = pending_store(warps_[i], stage_key, now_)) return {ps, &warps_[i]};
+    return {nullptr, nullptr};
+  }
+
+  double interp_contention_ns(const WarpRt& w) const;
+
+  double interp_dispatch_ns(OpKind k) const;
+
+  void exec(WarpRt& w, uint32_t id);
+
+  uint32_t slot(const BarRef& r) const { return barrier_slot(k_, r.array, r.index); }
+
+  static std::string fmt_ns(double ns) { return std::to_string(static_cast<int64_t>(ns)) + " ns"; }
+
+  // A wait whose end is already known (bulk groups, tcgen05.wait): account it, resume then.
+  void timed_block(WarpRt& w, uint32_t id, double until) {
+    w.block = Block::Timed;
+    add_role_wait(w, until - now_);
+    if (o_.record_trace) span(w, now_, until, wait_label(w), true);
+    w.block = Block::None;
+    push(until + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+  }
+
+  int peer_cta(int c) const { return cluster_of(c) * csize_ + ((c % csize_) ^ 1); }
+
+  bool check_cta_group(WarpRt& w, const Op& op);
+
+  void do_mma(WarpRt& w, uint32_t id);
+
+  void do_wgmma(WarpRt& w, uint32_t id);
+
+  void do_commit(WarpRt& w, uint32_t id);
+
+  void do_alloc(WarpRt& w, uint32_t id);
+
+  void do_try_cancel(WarpRt& w, uint32_t id);
+
+  void grant_alloc(WarpRt& w, int64_t cols);
+  void alloc_on_sm(WarpRt& w, uint32_t id, bool blocked);
+  void free_on_sm(WarpRt& w);
+  void join_tmem_pair(WarpRt& w, uint32_t id);
+  int tmem_peer(int c) const;  // the other CTA of its cta_group::2 pair
+
+  void do_dealloc(WarpRt& w, uint32_t id);
+
+  bool check_local(WarpRt& w, const Op& op, const char* what);
+
+  void do_wait(WarpRt& w, uint32_t id);
+
+  void do_tma(WarpRt& w, uint32_t id);
+
+  // ------------------------------------------------------------- the DRAM
+  // What a copy (or a store) waits on in the DRAM queue, and what happens when the DRAM has served it.
+  struct DramCopy {
+    bool store = false;  // a bulk store takes bandwidth; its completion is timed by the store itself
+    bool from_l2 = false;  // an L2 hit: served by l2_hits_ instead of the DRAM
+    uint32_t target = 0, slot = 0, site = 0, from = 0;
+    int64_t bytes = 0, phase = 0;
+    double dram_bytes = 0;
+    double entered = 0, unloaded_ns = 0, latency = 0, loaded = 0;  // entered, unloaded_ns: set by dram_add
+    size_t span = SIZE_MAX;  // its trace span, stretched to the landing
+  };
+  void dram_add(int sm, double cap, DramCopy c);
+  // Keeps a finish event pending no later than the DRAM's next finish. A change that puts the next
+  // finish later leaves the earlier event pending (it fires, finds nothing done and schedules again),
+  // so only changes that bring a finish forward cost an event.
+  void schedule_dram() {
+    const double t = std::min(dram_.next_done(), l2_hits_.next_done());
+    if (t < dram_event_at_) {
+      dram_event_at_ = t;
+      push(t, EventKind::DramDone, 0);
+    }
+  }
+  void dram_done(const Event& e);
+
+  // Counts a copy of `bytes` issued now among the bytes in flight (issued, not yet landed,
+  // device-wide; a multicast copy is read once and counts once) and returns its loaded DRAM latency
+  // (Timing::dram_loaded_*) from them, its own included. dram_done records when the bytes land.
+  bool loaded_tracked() const { return tm_.dram_loaded_ns_per_mib > 0; }
+  double count_in_flight(int64_t bytes);
+
+  void do_named(WarpRt& w, uint32_t id);
+
+  void cluster_try_complete(int cl);
+
+  void violation(MbarViolation v, int c, uint32_t s, OpKind kind, int64_t value, uint32_t site, WarpRt* w);
+
+  // Threads an Arrive stands for (op.hpp): a warp's arrive lands as one arrival per thread.
+  static int64_t threads_of(const Op& op) { return op.kind == OpKind::Arrive && op.b > 1 ? op.b : 1; }
+
+  void apply(int c, uint32_t s, OpKind kind, int64_t value, uint32_t site, WarpRt* w, int64_t threads = 1);
+
+  // Can a copy of `bytes` have landed exactly `x` of them at some moment? It completes in 32-byte
+  // sectors of its source, in no fixed order; a copy of an odd number of 16-byte halves ends in a
+  // 16-byte half-sector that may come at any point. (H100, kernels/interp/tmaprobe.cu case 3.)
+  static bool part_can_end_at(int64_t x, int64_t bytes) {
+    return x % 32 == 0 || (x % 16 == 0 && bytes % 32 == 16);
+  }
+
+  void land(const Event& e);
+
+  bool init_visible(CtaRt& c, uint32_t s, bool remote, const WarpRt& w, uint32_t site);
+
+  void deliver(const Event& e, const std::string& what);
+
+  void exit_warp(uint32_t id);
+
+  void finish();
+
+  // The architecture's timing with the run's overrides.
+  static model::Timing timing_of(const Kernel& k, const RunOptions& o) {
+    model::Timing t = k.arch->time;
+    for (const auto& [field, value] : o.timing_overrides) t.*field = value;
+    return t;
+  }
+  // Unequal shares of a loaded DRAM (Timing::dram_share_spread, docs/semantics.md): SM i's weight,
+  // spread evenly over [1 - s, 1 + s] along the golden-ratio sequence of SM ids. Neighbouring ids mix
+  // fast and slow: the device's slow SMs change between machines, and the model claims only how slow
+  // the slowest is.
+  static std::vector<double> dram_weights(const model::Timing& t, int64_t sms) {
+    std::vector<double> w(static_cast<size_t>(sms));
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = 1.0 + t.dram_share_spread * (2.0 * std::fmod((static_cast<double>(i) + 0.5) * 0.6180339887498949, 1.0) - 1.0);
+    return w;
+  }
+
+  const Kernel& k_;
+  RunOptions o_;
+  model::Timing tm_;
+  std::mt19937_64 rng_;
+  EventQueue q_;
+  uint64_t seq_ = 0;
+  double now_ = 0;
+  double stores_free_ = 0;  // the stores' first-come queue to DRAM: busy until (their completion, not their share)
+  DramQueue dram_;
+  L2Cache l2_;          // which boxes the L2 holds (hit or miss)
+  DramQueue l2_hits_;   // the L2's bandwidth, shared by the SMs as the DRAM's is
+  double dram_event_at_ = std::numeric_limits<double>::infinity();  // the earliest DramDone pending
+  // Copies in flight for the loaded latency: (landing time, bytes), earliest landing on top; the
+  // bytes of copies the DRAM has not served yet are counted but have no landing time.
+  using InflightCopy = std::pair<double, double>;
+  std::priority_queue<InflightCopy, std::vector<InflightCopy>, std::greater<>> dram_inflight_;
+  double dram_inflight_bytes_ = 0;
+  std::vector<DramCopy> copies_;  // indexed by DRAM token
+  std::vector<uint32_t> free_copies_, done_tokens_;
+  std::unique_ptr<ExternalRun> run_;  // Kernel::external's state for this run
+  bool fatal_ = false;
+  bool stopped_ = false;  // the budget ran out (Verdict::Stopped)
+  bool overshoot_warned_ = false;
+  uint32_t slots_ = 0;
+  std::vector<uint32_t> array_of_slot_;
+  int nctas_ = 0, csize_ = 1, wpc_ = 1;
+  std::vector<SmRt> sms_;
+  int ctas_per_sm_ = 1;
+  int sms_used_ = 0;
+  int observed_cta_group_ = 0;   // cta_group of the kernel's first tcgen05 op
+  double dram_busy_ = 0;
+  int next_cluster_ = 0;
+  bool warned_relaxed_init_ = false;
+  bool warned_store_exit_ = false;
+  std::vector<CtaRt> ctas_;
+  std::vector<ClusterRt> clusters_;
+  std::vector<WarpRt> warps_;
+  std::vector<uint32_t> ext_stepped_;  // PTX warps stepped since the last budget poll (repeats allowed)
+  uint64_t ext_executed_ = 0;          // their instructions as of that poll
+  std::vector<double> role_wait_ns_;
+  std::vector<std::vector<uint32_t>> wake_lists_;
+  std::vector<uint32_t> free_wake_lists_;
+  RunResult res_;
+};
+
+}  // namespace pipesim::sim::detail

@@ -1,0 +1,539 @@
+// Executing a warp's ops: exec, the tcgen05 / wgmma / TMA / wait / named-barrier ops and their checks
+// (TMEM allocation: sim/engine_tmem.cpp).
+// The Engine and its state: sim/engine_impl.hpp.
+#include "sim/engine_impl.hpp"
+
+namespace pipesim::sim::detail {
+
+double Engine::interp_contention_ns(const WarpRt& w) const {
+  const model::InterpreterCost& c = *o_.interp;
+  if (c.contention_ns <= 0) return 0;
+  double others = 0;
+  const size_t first = cta(w.cta).first_warp;
+  for (int x = w.warp % 4; x < wpc_; x += 4) {
+    if (x == w.warp) continue;
+    const WarpRt& o = warps_[first + static_cast<size_t>(x)];
+    if (o.status != WarpStatus::Blocked) continue;  // exited, faulted, not started
+    if (o.block == Block::None || o.block == Block::Timed) others += 1;
+    else if (o.block == Block::Mbarrier) others += c.poll_share;
+  }
+  return others * c.contention_ns;
+}
+
+double Engine::interp_dispatch_ns(OpKind k) const {
+  const model::InterpreterCost& c = *o_.interp;
+  const double stamp = o_.interp_timestamps ? c.timestamp_ns : 0.0;
+  switch (k) {
+    case OpKind::NamedSync: case OpKind::NamedArrive: return c.named_ns + stamp;
+    case OpKind::ClusterArrive: case OpKind::ClusterWait: return c.cluster_ns + stamp;
+    case OpKind::TmaLoad: case OpKind::BulkStore: return c.copy_ns + stamp;
+    case OpKind::Wait: return c.wait_ns + stamp;
+    case OpKind::Init: case OpKind::Inval: case OpKind::FenceInit: case OpKind::TestWait: case OpKind::CompleteTx:
+      return c.init_ns + stamp;
+    case OpKind::Compute: case OpKind::Mma: return c.compute_ns + stamp;
+    default: return c.op_ns + stamp;
+  }
+}
+
+void Engine::exec(WarpRt& w, uint32_t id) {
+  const Op& op = w.cur;
+  const double issue = jit(tm_.op_issue_ns);
+  switch (op.kind) {
+    case OpKind::Compute: {
+      const double d = jit(static_cast<double>(op.a));
+      double begin = now_;
+      if (op.b == 1) {  // instructions: its sub-partition issues them after those already queued
+        double& slot = sms_[static_cast<size_t>(cta(w.cta).sm)].issue_free[w.warp % 4];
+        begin = std::max(begin, slot);
+        slot = begin + d;
+      }
+      if (o_.record_trace) span(w, begin, begin + d, "compute", false);
+      push(begin + d, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::Wait: return do_wait(w, id);
+    case OpKind::TestWait: {
+      const uint32_t s = slot(op.bar);
+      if (!check_local(w, op, "test_wait")) return;
+      MBarrier& b = cta(w.cta).bars[s];
+      if (!b.initialised) return fault("uninit", &w, op.site, "test_wait on " + bar_name(s) + ", which was never initialised");
+      if (op.a != 0 && op.a != 1)
+        return fault("bad_operand", &w, op.site, "test_wait parity " + std::to_string(op.a) + " is not 0 or 1");
+      const bool got = mbar_parity_passed(b, op.a);
+      if (op.flags & kFlagAnswer) {
+        w.ext->answer(got);
+      } else if (got != (op.b != 0))
+        return fault("assertion", &w, op.site,
+                     "test_wait " + bar_name(s) + " parity " + std::to_string(op.a) + " returned " +
+                         (got ? "true" : "false") + ", the scenario expects " + (op.b ? "true" : "false"),
+                     {state_note(b)});
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ExpectTx:
+    case OpKind::CompleteTx: case OpKind::ArriveDrop: {
+      const int target = cta_of_rank(w.cta, op.bar.rank);
+      const uint32_t s = slot(op.bar);
+      if (target == w.cta) {
+        if (op.flags & kFlagAnswer) w.ext->answer(cta(target).bars[s].completed & 1);  // the token: the phase it arrived in
+        apply(target, s, op.kind, op.a, op.site, &w, threads_of(op));
+      } else {
+        CtaRt& tc = cta(target);
+        if (tc.exited)
+          return fault("exited_target", &w, op.site,
+                       std::string(op_name(op.kind)) + " on " + bar_name(s) + " of CTA " + std::to_string(target) +
+                           ", which has already exited");
+        const double at = now_ + jit(tm_.remote_arrive_ns);
+        w.remote_done = std::max(w.remote_done, at);
+        push(at, EventKind::RemoteOp, static_cast<uint32_t>(target), s, op.site, id, op.kind, op.a, threads_of(op));
+      }
+      if (!fatal_) push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::Init: {
+      if (!check_local(w, op, "init")) return;
+      const uint32_t s = slot(op.bar);
+      CtaRt& c = cta(w.cta);
+      const MbarOutcome r = mbar_init(c.bars[s], op.a);
+      if (r.violation == MbarViolation::Reinit)
+        return fault("reinit", &w, op.site, "init of " + bar_name(s) + ", which is live (initialised and not invalidated)",
+                     {state_note(c.bars[s]), "invalidate it first (inval) or initialise it once"});
+      if (r.violation == MbarViolation::CountRange)
+        return fault("count_range", &w, op.site, "init count " + std::to_string(op.a) + " is outside 1 .. 2^20-1");
+      c.fenced[s] = c.visible[s] = 0;
+      // A new barrier at that offset: no warp of the CTA has consumed any of its phases yet.
+      for (uint32_t x = c.first_warp; x < c.first_warp + static_cast<uint32_t>(wpc_); ++x)
+        if (s < warps_[x].consumed.size()) warps_[x].consumed[s] = -1;
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::Inval: {
+      if (!check_local(w, op, "inval")) return;
+      const uint32_t s = slot(op.bar);
+      mbar_inval(cta(w.cta).bars[s]);
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::FenceInit: {
+      CtaRt& c = cta(w.cta);
+      for (uint32_t s = 0; s < slots_; ++s)
+        if (c.bars[s].initialised) c.fenced[s] |= 1;
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::TmaLoad: return do_tma(w, id);
+    case OpKind::BulkStore: {
+      if (op.a <= 0 || op.a % 16 != 0)
+        return fault("bad_operand", &w, op.site, "bulk store of " + std::to_string(op.a) + " bytes: sizes must be positive multiples of 16");
+      const double read_done = now_ + jit(tm_.tma_latency_ns * 0.25) + static_cast<double>(op.a) / tm_.smem_bytes_per_ns;
+      const double start = std::max(read_done, stores_free_);
+      stores_free_ = start + static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+      w.open.read_done = std::max(w.open.read_done, read_done);
+      w.open.write_done = std::max(w.open.write_done, stores_free_);
+      w.open.stores.push_back({op.b, op.site});
+      dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+      l2_.write(op.box, op.a);  // write-back: the box is held, its bytes still go to the DRAM
+      res_.dram_write_bytes += op.a;
+      dram_add(cta(w.cta).sm, 0, DramCopy{.store = true, .dram_bytes = static_cast<double>(op.a)});
+      if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, stores_free_, op.site, "store " + std::to_string(op.a) + " B", false});
+      push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::CommitGroup:
+      w.groups.push_back(std::move(w.open));
+      w.open = {};
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    case OpKind::WaitGroup: {
+      // Groups complete in commit order: wait until at most N of the newest are pending.
+      if (op.a < 0 || op.a > 63)
+        return fault("bad_operand", &w, op.site, "wait_group " + std::to_string(op.a) + " is outside 0..63");
+      double until = now_;
+      const int64_t keep = op.a;
+      const int64_t n = static_cast<int64_t>(w.groups.size());
+      for (int64_t g = 0; g < n - keep; ++g) {
+        const auto& gr = w.groups[static_cast<size_t>(g)];
+        until = std::max(until, op.b ? gr.read_done : gr.write_done);
+      }
+      std::erase_if(w.retiring, [&](const WarpRt::Group& g) { return g.retired_at <= now_; });
+      for (int64_t g = 0; g < n - keep; ++g) {
+        w.groups[static_cast<size_t>(g)].retired_at = until;
+        w.retiring.push_back(std::move(w.groups[static_cast<size_t>(g)]));
+      }
+      if (n > keep) w.groups.erase(w.groups.begin(), w.groups.begin() + (n - keep));
+      if (until > now_) return timed_block(w, id, until);
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::NamedSync: case OpKind::NamedArrive: return do_named(w, id);
+    case OpKind::Mma: return do_mma(w, id);
+    case OpKind::Commit: return do_commit(w, id);
+    case OpKind::TmemAlloc: return do_alloc(w, id);
+    case OpKind::TmemDealloc: return do_dealloc(w, id);
+    case OpKind::TmemRelinquish:
+      cta(w.cta).tmem_relinquished = true;
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    case OpKind::TmemLoad: case OpKind::TmemStore: {
+      const int which = op.kind == OpKind::TmemStore;
+      w.tmem_done[which] = std::max(w.tmem_done[which], now_ + jit(tm_.tmem_ld_latency_ns) +
+                                                            static_cast<double>(op.a) * tm_.tmem_ld_ns_per_col);
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::TmemWait: {
+      const double until = w.tmem_done[op.a != 0];
+      if (until > now_) return timed_block(w, id, until);
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::StageWrite: {
+      // A store from this buffer that no wait_group.read has retired yet: a race whatever the
+      // clock says (the store may finish reading first in this run, not in the next).
+      const int64_t key = (op.a + 1) << 32 | op.b;
+      const auto [ps, by] = pending_store_in_cta(w, key);
+      if (ps && stop("smem_war", &w, op.site,
+                     "staging buffer " + std::to_string(op.b) + " of " + k_.pipelines[static_cast<size_t>(op.a)].name +
+                         " is written while " + (by == &w ? "no wait_group.read of this warp" : "no wait_group.read of warp " + std::to_string(by->warp)) +
+                         " covers the bulk store from it at line " + std::to_string(k_.sites[ps->site].loc.line),
+                     {"wait_group.read must cover every store from this buffer before it is rewritten: index buffers by a "
+                      "state that runs on across tiles, or keep the number of staging buffers dividing the sub-tiles"}))
+        return;
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::MmaCommitGroup:
+      w.mma_groups.push_back(w.mma_open_done);
+      w.mma_open_done = 0;
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    case OpKind::MmaWaitGroup: {
+      if (op.a < 0 || op.a > 7)
+        return fault("bad_operand", &w, op.site, "wgmma.wait_group " + std::to_string(op.a) + " is outside 0..7");
+      double until = now_;
+      const size_t keep = static_cast<size_t>(op.a);
+      if (w.mma_groups.size() > keep) {
+        const auto done = w.mma_groups.end() - static_cast<long>(keep);
+        for (auto g = w.mma_groups.begin(); g != done; ++g) until = std::max(until, *g);
+        w.mma_groups.erase(w.mma_groups.begin(), done);
+      }
+      if (until > now_) return timed_block(w, id, until);
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::Fault: {
+      auto [kind, message] = w.ext->fault();
+      return fault(kind, &w, op.site, std::move(message));
+    }
+    case OpKind::ClcTryCancel: return do_try_cancel(w, id);
+    case OpKind::ClusterArrive: {
+      // barrier.cluster.arrive has release semantics: this warp's remote arrivals land first.
+      if (w.remote_done > now_) {
+        w.retry = true;
+        push(w.remote_done, EventKind::WarpStep, id);
+        return;
+      }
+      ClusterRt& c = clusters_[static_cast<size_t>(cluster_of(w.cta))];
+      if (w.cluster_arrived == c.phase)
+        return fault("named_overrun", &w, op.site, "cluster_arrive twice in one cluster-barrier phase");
+      w.cluster_arrived = c.phase;
+      if (op.b == kClusterArriveRelease) {
+        CtaRt& ct = cta(w.cta);
+        for (uint32_t s = 0; s < slots_; ++s)
+          if (ct.bars[s].initialised) ct.fenced[s] |= 2;
+      }
+      ++c.arrived;
+      cluster_try_complete(cluster_of(w.cta));
+      push(now_ + issue, EventKind::WarpStep, id);
+      return;
+    }
+    case OpKind::ClusterWait: {
+      ClusterRt& c = clusters_[static_cast<size_t>(cluster_of(w.cta))];
+      if (c.phase > w.cluster_arrived && w.cluster_arrived >= 0) {
+        push(std::max(now_ + issue, c.release_at), EventKind::WarpStep, id);  // the last arriver too
+        return;
+      }
+      w.block = Block::Cluster;
+      w.block_since = now_;
+      c.waiters.push_back(id);
+      return;
+    }
+  }
+}
+
+// All tcgen05 instructions of a kernel use one cta_group.
+bool Engine::check_cta_group(WarpRt& w, const Op& op) {
+  const int g = (op.flags & kFlagCtaGroup2) ? 2 : 1;
+  if (g == 2 && csize_ % 2 != 0) {
+    fault("bad_operand", &w, op.site, "cta_group::2 needs clusters of an even size, this kernel has " + std::to_string(csize_));
+    return false;
+  }
+  if (observed_cta_group_ == 0) observed_cta_group_ = g;
+  if (observed_cta_group_ != g) {
+    fault("cta_group_mismatch", &w, op.site,
+          std::string(op_name(op.kind)) + " with cta_group::" + std::to_string(g) + " in a kernel whose earlier tcgen05 instructions used cta_group::" +
+              std::to_string(observed_cta_group_),
+          {"all tcgen05 instructions of a kernel must use the same cta_group"});
+    return false;
+  }
+  return true;
+}
+
+void Engine::do_mma(WarpRt& w, uint32_t id) {
+  const Op& op = w.cur;
+  if (op.flags & kFlagWgmma) return do_wgmma(w, id);
+  if (!check_cta_group(w, op)) return;
+  const MmaShape sh = unpack_mma(op.a);
+  const int g = (op.flags & kFlagCtaGroup2) ? 2 : 1;
+  if (std::string why = model::mma_shape_error(sh.kind, sh.m, sh.n, sh.k, g); !why.empty())
+    return fault("bad_mma_shape", &w, op.site, "tcgen05.mma kind::" + std::string(model::mma_kind_name(sh.kind)) + " " +
+                                                 std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) + ": " + why);
+  const double rate = k_.arch->mma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.tensor_clock_ghz;  // FLOP/ns per SM
+  if (rate <= 0) return fault("bad_operand", &w, op.site, "this architecture has no tcgen05.mma");
+  // Under cta_group::2 each SM of the pair computes M/2 rows, both pipes at once.
+  const double per = 2.0 * (sh.m / g) * sh.n * sh.k / rate;
+  SmRt& a = sms_[static_cast<size_t>(cta(w.cta).sm)];
+  SmRt* b = g == 2 ? &sms_[static_cast<size_t>(cta(peer_cta(w.cta)).sm)] : nullptr;
+  // The op's instructions one after another: each reaches the pipe an issue cost after the previous
+  // one was accepted (a full queue holds the warp), and the warp goes on after the last.
+  const double issue = jit(tm_.mma_issue_ns);
+  double at = now_, start = now_, end = now_;
+  for (int64_t i = 0; i < op.b; ++i) {
+    const TensorPipe::Slot s = TensorPipe::issue_pair(a.tc, b ? &b->tc : nullptr, at + issue, per);
+    if (i == 0) start = s.start;
+    end = s.end;
+    at = s.accepted;
+  }
+  w.tc_done = std::max(w.tc_done, end);
+  w.mma_issued += op.b;
+  if (o_.record_trace)
+    res_.spans.push_back(TraceSpan{w.cta, -2, start, end, op.site,
+                                   "mma " + std::string(model::mma_kind_name(sh.kind)) + " " + std::to_string(sh.m) + "x" +
+                                       std::to_string(sh.n) + "x" + std::to_string(sh.k) + " x" + std::to_string(op.b), false});
+  push(std::max(at, now_ + issue), EventKind::WarpStep, id);
+}
+
+// wgmma.mma_async: this warp's share (a quarter of the warpgroup's M rows) on its SM's tensor pipe,
+// in issue order with everything else on that pipe; its group is done when its last MMA is.
+void Engine::do_wgmma(WarpRt& w, uint32_t id) {
+  const Op& op = w.cur;
+  const MmaShape sh = unpack_mma(op.a);
+  const double rate = k_.arch->wgmma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.tensor_clock_ghz;  // FLOP/ns per SM
+  if (rate <= 0) return fault("bad_operand", &w, op.site, "this architecture has no wgmma of kind " + std::string(model::mma_kind_name(sh.kind)));
+  const double dur = 2.0 * sh.m * sh.n * sh.k / rate * static_cast<double>(std::max<int64_t>(1, op.b));
+  SmRt& sm = sms_[static_cast<size_t>(cta(w.cta).sm)];
+  const TensorPipe::Slot s = sm.tc.issue(now_ + tm_.op_issue_ns, dur);  // a full queue holds the warp
+  w.mma_open_done = std::max(w.mma_open_done, s.end);
+  if (o_.record_trace)
+    res_.spans.push_back(TraceSpan{w.cta, -2, s.start, s.end, op.site,
+                                   "wgmma " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k), false});
+  push(std::max(s.accepted, now_ + jit(tm_.op_issue_ns)), EventKind::WarpStep, id);
+}
+
+// tcgen05.commit: one arrival per CTA of the mask once this warp's earlier tcgen05 ops are done.
+void Engine::do_commit(WarpRt& w, uint32_t id) {
+  const Op& op = w.cur;
+  if (!check_cta_group(w, op)) return;
+  if (op.b < 0 || (op.b >> csize_) != 0)
+    return fault("bad_operand", &w, op.site, "commit multicast mask " + std::to_string(op.b) + " names ranks outside a cluster of " + std::to_string(csize_));
+  int64_t mask = op.b;
+  // Assumption (FA4): an empty commit group under cta_group::2 signals only the issuing CTA.
+  // "The same barrier array" (docs/semantics.md): a PTX kernel has no arrays, so there it is the
+  // same barrier.
+  const uint32_t group = k_.external ? (uint32_t{1} << 31) | op.bar.index : op.bar.array;
+  auto mark = std::find_if(w.commit_marks.begin(), w.commit_marks.end(), [&](auto& m) { return m.first == group; });
+  if (mark == w.commit_marks.end()) mark = w.commit_marks.insert(w.commit_marks.end(), {group, 0});
+  const bool empty = w.mma_issued == mark->second;
+  mark->second = w.mma_issued;
+  if (empty && (op.flags & kFlagCtaGroup2) && o_.empty_commit_local) mask = 0;
+  // landing_delay: the adversarial search holds this commit's arrival back.
+  const double at = std::max(now_ + jit(tm_.op_issue_ns), w.tc_done) + w.landing_delay;
+  const uint32_t s = slot(op.bar);
+  const int base = cluster_of(w.cta) * csize_;
+  for (int r = 0; r < csize_; ++r) {
+    const int dst = mask == 0 ? (r == 0 ? w.cta : -1) : (((mask >> r) & 1) ? base + r : -1);
+    if (dst < 0) continue;
+    if (cta(dst).exited)
+      return fault("exited_target", &w, op.site, "tcgen05.commit to " + bar_name(s) + " of CTA " + std::to_string(dst) + ", which has already exited");
+    const double when = dst == w.cta ? at : at + jit(tm_.remote_arrive_ns);
+    if (dst != w.cta) w.remote_done = std::max(w.remote_done, when);
+    push(when, EventKind::AsyncArrive, static_cast<uint32_t>(dst), s, op.site, id, OpKind::Arrive, 1);
+  }
+  if (empty && (op.flags & kFlagCtaGroup2) && o_.empty_commit_local && op.b != 0 && op.b != (int64_t{1} << (w.cta - base)))
+    warn("empty_commit", w.cta, w.warp, op.site,
+         "empty tcgen05.commit group under cta_group::2 signals only this CTA (assumption empty-commit-local), not the other CTAs of mask " +
+             std::to_string(op.b),
+         {"this warp issued no tcgen05.mma since its previous commit to " + (k_.external ? bar_name(s) : k_.barriers[op.bar.array].name)});
+  push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+}
+
+// Cluster launch control: the hardware hands out the grid's clusters not yet launched, in launch
+// order; a cancelled cluster never launches, and the warp that cancelled it does its work. The
+// response lands after the TMA round trip (assumption: CLC has no published latency of its own).
+void Engine::do_try_cancel(WarpRt& w, uint32_t id) {
+  const Op& op = w.cur;
+  if (!run_) return fault("bad_operand", &w, op.site, "clusterlaunchcontrol.try_cancel needs a kernel's own code (PTX)");
+  int cancelled = -1;
+  if (next_cluster_ < static_cast<int>(clusters_.size())) cancelled = next_cluster_++;
+  const uint32_t s = slot(op.bar);
+  const int base = cluster_of(w.cta) * csize_;
+  const double at = now_ + jit(tm_.tma_latency_ns);
+  for (int r = 0; r < csize_; ++r) {
+    const int dst = op.b ? base + r : (r == 0 ? w.cta : -1);
+    if (dst < 0) continue;
+    run_->clc_response(dst, static_cast<uint32_t>(op.a), cancelled);
+    push(at, EventKind::RemoteOp, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, 16);
+  }
+  push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+}
+
+bool Engine::check_local(WarpRt& w, const Op& op, const char* what) {
+  if (op.bar.rank != BarRef::kOwnCta && cta_of_rank(w.cta, op.bar.rank) != w.cta) {
+    fault("remote_wait", &w, op.site,
+          std::string(what) + " on " + bar_name(slot(op.bar)) + " of cluster rank " + std::to_string(op.bar.rank) +
+              ": only the CTA's own barriers can be waited on or initialised");
+    return false;
+  }
+  return true;
+}
+
+void Engine::do_wait(WarpRt& w, uint32_t id) {
+  const Op& op = w.cur;
+  if (!check_local(w, op, "wait")) return;
+  const uint32_t s = slot(op.bar);
+  CtaRt& c = cta(w.cta);
+  MBarrier& b = c.bars[s];
+  if (!b.initialised)
+    return fault("uninit", &w, op.site, "wait on " + bar_name(s) + ", which was never initialised");
+  if (op.a != 0 && op.a != 1)
+    return fault("bad_operand", &w, op.site, "wait parity " + std::to_string(op.a) + " is not 0 or 1");
+  if (op.flags & kFlagPhaseTracked) {
+    const int64_t d = mbar_wait_distance(b, op.b);
+    if (d != 0 &&
+        stop("stale_wait", &w, op.site,
+                   "wait on " + bar_name(s) + " for its completion #" + std::to_string(op.b) + " (parity " +
+                       std::to_string(op.a) + ") while it has completed " + std::to_string(b.completed) +
+                       " phases: the parity bit aliases " + (d > 0 ? "an older" : "a later") + " phase",
+                   {state_note(b), d > 0 ? "this warp is two or more phases behind the barrier: other parties completed phases without it"
+                                         : "this warp runs ahead of the barrier by two or more phases"}))
+      return;
+  }
+  const MbarPoll poll = mbar_poll(b, op.a, consumed_at(w, s));
+  if (poll != MbarPoll::Blocked) {
+    if (poll == MbarPoll::PassedOnConsumed && phase_reused(w, s, b)) return;
+    consumed_at(w, s) = b.completed;
+    push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+    return;
+  }
+  w.block = Block::Mbarrier;
+  w.block_since = now_;
+  c.waiters[s].push_back(id);
+}
+
+bool Engine::phase_reused(WarpRt& w, uint32_t s, const MBarrier& b) {
+  // Scenario kernels only, for now: in compiled code a wait that passes twice on one phase is also
+  // the harmless re-check (CUTLASS sm100's producer_try_acquire, then producer_acquire on the same
+  // phase), which the PTX front end cannot yet tell from a consuming wait (docs/semantics.md).
+  if (k_.external) return false;
+  return stop("phase_reused", &w, w.cur.site,
+              "wait on " + bar_name(s) + " for parity " + std::to_string(w.cur.a) + " passed on the phase this warp's previous wait on it returned on (" +
+                  std::to_string(b.completed) + " phases completed then and now): its phase bit did not flip",
+              {state_note(b), "the warp goes on with what that phase left, not a new one; a phase bit carried across tiles (PipelineState) makes this wait wait for the next phase"});
+}
+
+void Engine::do_tma(WarpRt& w, uint32_t id) {
+  const Op& op = w.cur;
+  if (op.a <= 0 || op.a % 16 != 0)
+    return fault("bad_operand", &w, op.site, "TMA of " + std::to_string(op.a) + " bytes: sizes must be positive multiples of 16");
+  if (op.b < 0 || (op.b >> csize_) != 0 || ((op.flags & kFlagMulticast) && op.b == 0))
+    return fault("bad_operand", &w, op.site, "multicast mask " + std::to_string(op.b) + (op.b == 0 ? " names no CTA" : " names ranks outside a cluster of " + std::to_string(csize_)));
+  const uint32_t s = slot(op.bar);
+  const double issued = now_ + jit(tm_.tma_issue_ns);
+  // The box is looked up once, whatever its destinations (a multicast copy is one read): a hit is
+  // served by the L2 (no DRAM bytes, no loaded DRAM latency; the same round trip otherwise: the native
+  // probe's 4 KiB copy took 425.8 ns from the L2, 435 from the DRAM), a miss by the DRAM.
+  const bool from_l2 = l2_.read(op.box, op.a);
+  if (!from_l2) dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+  const double latency = jit(tm_.tma_latency_ns);
+  const double loaded = from_l2 ? 0.0 : count_in_flight(op.a);
+  const int base = cluster_of(w.cta) * csize_;
+  const int receivers = op.b == 0 ? 1 : std::popcount(static_cast<uint64_t>(op.b));
+  // The copy's trace span ends where its last destination's bytes land (dram_done stretches it).
+  const size_t span = o_.record_trace ? res_.spans.size() : SIZE_MAX;
+  if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, now_, op.site, "tma " + std::to_string(op.a) + " B -> " + bar_name(s), false});
+  for (int r = 0; r < csize_; ++r) {
+    int dst = op.b == 0 ? (r == 0 ? w.cta : -1) : (((op.b >> r) & 1) ? base + r : -1);
+    if (dst < 0) continue;
+    const int dst_data = dst;  // where the bytes land (the barrier may be the pair leader's)
+    // .cta_group::2: the data lands in dst, its bytes complete on the barrier of dst's pair leader.
+    if (op.flags & kFlagCtaGroup2) dst = base + ((dst - base) & ~1);
+    CtaRt& dc = cta(dst);
+    if (dc.exited)
+      return fault("exited_target", &w, op.site, "TMA into CTA " + std::to_string(dst) + ", which has already exited");
+    const bool remote = dst != w.cta;
+    if (!dc.bars[s].initialised)
+      return fault("uninit", &w, op.site,
+                   "TMA completes bytes on " + bar_name(s) + " of CTA " + std::to_string(dst) + ", which was never initialised");
+    if (!init_visible(dc, s, remote, w, op.site) &&
+        stop("init_not_fenced", &w, op.site,
+             "TMA completes bytes on " + bar_name(s) + " of CTA " + std::to_string(dst) +
+                 " before its init was made visible (fence_init" + std::string(remote ? " and a cluster barrier)" : ")")))
+      return;
+    // The destination SM takes its copies in one after another, each no faster than
+    // bytes / max(tma_copy_min_ns, bytes / sm_copy_bytes_per_ns) (native H100 probe: one SM cannot
+    // absorb a copy at the whole device's DRAM rate, and back-to-back small copies land ~70 ns apart
+    // whatever their size), and shares the DRAM with the other SMs (sim/dram.hpp). A multicast copy
+    // is read once: each of its k destinations takes a k-th of its bytes from the DRAM.
+    const double dram_bytes = static_cast<double>(op.a) / receivers;
+    const double ingest_ns = std::max(tm_.tma_copy_min_ns, static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns);
+    const double cap = tm_.sm_copy_bytes_per_ns > 0 ? dram_bytes / ingest_ns : 0;
+    ++dc.tma_inflight;
+    dc.inflight_site = op.site;
+    dc.inflight_warp = id;
+    dram_add(cta(dst_data).sm, cap,
+             DramCopy{.store = false, .from_l2 = from_l2, .target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
+                      .phase = dc.bars[s].completed, .dram_bytes = dram_bytes,
+                      // it enters the DRAM with the op; the issue cost delays its landing instead
+                      .latency = latency + (issued - now_) + straggle() + w.landing_delay, .loaded = loaded, .span = span});
+  }
+  push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
+}
+
+void Engine::do_named(WarpRt& w, uint32_t id) {
+  const Op& op = w.cur;
+  const bool sync = op.kind == OpKind::NamedSync;
+  if (op.a < 0 || op.a >= kNamedBarriers)
+    return fault("bad_operand", &w, op.site, "named barrier id " + std::to_string(op.a) + " is outside 0..15");
+  if (op.b <= 0 || op.b % 32 != 0 || op.b > k_.launch.threads)
+    return fault("bad_operand", &w, op.site, "named barrier thread count " + std::to_string(op.b) +
+                                                 " must be a positive multiple of 32 and at most the CTA's " +
+                                                 std::to_string(k_.launch.threads) + " threads");
+  NamedRt& nb = cta(w.cta).named[op.a];
+  if (nb.count != 0 && nb.count != op.b)
+    return fault("named_count_mismatch", &w, op.site,
+                 "barrier " + std::to_string(op.a) + " used with " + std::to_string(op.b) + " threads while this phase started with " +
+                     std::to_string(nb.count),
+                 {std::to_string(nb.arrived) + " threads have arrived so far"});
+  if (std::find(nb.warps.begin(), nb.warps.end(), id) != nb.warps.end())
+    return fault("named_overrun", &w, op.site, "warp arrives twice on barrier " + std::to_string(op.a) + " within one phase (it ran a full phase ahead)");
+  nb.count = op.b;
+  nb.arrived += 32;
+  nb.warps.push_back(id);
+  if (nb.arrived >= nb.count) {
+    // Under jitter every released warp gets its own latency, so released warps can reorder.
+    const double at = now_ + jit(tm_.named_barrier_ns);
+    for (uint32_t x : nb.waiters) resume(warps_[x], x, o_.jitter > 0 ? now_ + jit(tm_.named_barrier_ns) : at);
+    nb = NamedRt{};
+    push(at, EventKind::WarpStep, id);
+    return;
+  }
+  if (sync) {
+    w.block = Block::Named;
+    w.block_since = now_;
+    nb.waiters.push_back(id);
+  } else {
+    push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+  }
+}
+
+}  // namespace pipesim::sim::detail
