@@ -76,15 +76,21 @@ def case_fixed(pipesim: str, out: str, shape: Shape) -> str:
     return f"ok, {predicted_us(report)} us, {stages} A/B stages, none lost"
 
 
+def expect_hang_at(rc: int, report: str, function: str, statement: str, warps: str, what: str) -> None:
+    """A hang whose waiting warps (`warps`, a regex of the report's "warp N in CTAs ..." text) stand
+    at `statement` of `function`."""
+    expect(rc == 1 and "hang:" in report, "no hang")
+    wait = re.search(at(function, statement) + r"[^\n]*? " + warps + r" waits on mbarrier", report)
+    expect(wait is not None, f"the hang does not name {what} at {statement}")
+
+
 def case_mutant(pipesim: str, out: str, flag: str) -> str:
     stem = os.path.join(out, f"v2_fa4_{MUTANT_SHAPE.name}_{flag}")
     rc, report = run(pipesim, stem)
     if flag == "acc_producer_phase_zero":
         # Bug 1: the MMA warp's first acc.empty wait is for a phase that never completes.
-        expect(rc == 1 and "hang:" in report, "no hang")
-        wait = re.search(at("_mma_warp", "acc_pipe.producer_acquire(acc_state)") + r"[^\n]*? warp 4 in CTAs 0, 2, .*"
-                         r"waits on mbarrier", report)
-        expect(wait is not None, "the hang does not name the MMA warp's acc_pipe.producer_acquire")
+        expect_hang_at(rc, report, "_mma_warp", "acc_pipe.producer_acquire(acc_state)", r"warp 4 in CTAs 0, 2, .*",
+                       "the MMA warp")
         return "hang at the MMA warp's acc.empty wait"
     if flag == "follower_expect_tx":
         # Bug 2: the follower's arrive.expect_tx is a second arrival on the leader's count-1 barrier.
@@ -111,10 +117,8 @@ def case_mutant(pipesim: str, out: str, flag: str) -> str:
         # Bug 5 (bug-catalog): the MMA warp releases each A/B stage one K tile late and never the last,
         # so the consumer exits without releasing every stage: the load warps of both CTAs of a pair
         # (the release is a multicast commit) wait forever in ab_pipe.producer_tail.
-        expect(rc == 1 and "hang:" in report, "no hang")
-        wait = re.search(at("_load_warp", "ab_pipe.producer_tail(ab_state)") + r"[^\n]*? warp 5 in CTAs 0-\d+ "
-                         r"waits on mbarrier", report)
-        expect(wait is not None, "the hang does not name both CTAs' load warps at ab_pipe.producer_tail")
+        expect_hang_at(rc, report, "_load_warp", "ab_pipe.producer_tail(ab_state)", r"warp 5 in CTAs 0-\d+",
+                       "both CTAs' load warps")
         return "hang at the load warps' ab_pipe.producer_tail"
     if flag == "empty_commit_group":
         # Bug 6: the sentinel commit has no MMA in its group; under empty-commit-local only the
