@@ -257,6 +257,20 @@ std::string Engine::wait_label(const WarpRt& w) const {
   return "";
 }
 
+namespace {
+// The ops by which a warp releases what it waited for (consumer_release's arrive, a drop, an MMA
+// warp's tcgen05.commit): the consumed-phase rule's evidence that the warp used the phase of its
+// latest passed wait (Engine::wait_passed).
+bool releases_mbarrier(OpKind k) {
+  switch (k) {
+    case OpKind::Arrive: case OpKind::ArriveDrop: case OpKind::Commit:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
 // One op of warp `id` at now_.
 void Engine::step(uint32_t id) {
   ++res_.events;
@@ -279,6 +293,8 @@ void Engine::step(uint32_t id) {
   if (run_ && run_->barrier_slots() > slots_) grow_slots(run_->barrier_slots());
   w.status = WarpStatus::Blocked;
   ++w.ops;
+  if (releases_mbarrier(w.cur.kind) && w.last_pass_slot >= 0)
+    consumed_at(w, static_cast<uint32_t>(w.last_pass_slot)).released = true;
   const double hold = o_.delays.empty() && !o_.on_sync ? 0.0 : schedule_hook(w);
   if (o_.interp || o_.replay) {  // the interpreter fetches and dispatches the op before it takes effect
     double at = now_ + hold + (o_.interp ? jit(interp_dispatch_ns(w.cur.kind) + interp_contention_ns(w)) : 0.0);
@@ -335,16 +351,14 @@ bool Engine::repoll(WarpRt& w, uint32_t id) {
   const uint32_t s = slot(w.cur.bar);
   CtaRt& c = cta(w.cta);
   const MBarrier& b = c.bars[s];
-  const MbarPoll poll = mbar_poll(b, w.cur.a, consumed_at(w, s));
-  if (poll == MbarPoll::Blocked) {  // completed twice since it was woken: this poll sees the old parity
+  // Completed twice since it was woken: this poll sees the old parity.
+  if (mbar_poll(b, w.cur.a, consumed_at(w, s).completed) == MbarPoll::Blocked) {
     w.block = Block::Mbarrier;
     w.block_since = now_;
     c.waiters[s].push_back(id);
     return false;
   }
-  if (poll == MbarPoll::PassedOnConsumed && phase_reused(w, s, b)) return false;
-  consumed_at(w, s) = b.completed;
-  return true;
+  return wait_passed(w, s, b);
 }
 
 void Engine::exit_warp(uint32_t id) {

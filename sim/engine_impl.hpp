@@ -156,9 +156,13 @@ struct WarpRt {
   double tmem_done[2] = {0, 0};  // when its last tcgen05.ld / tcgen05.st completes
   bool retry = false;            // re-execute `cur` at the next step (ordering delay)
   bool repoll = false;           // woken by a completion: poll its barrier again at this step (mbar_poll)
-  // Per barrier slot: the completed count at which this warp's last wait on it returned (-1: none),
-  // for the consumed-phase rule (mbar_poll). Grows on first use.
-  std::vector<int64_t> consumed;
+  // Per barrier slot, for the consumed-phase rule (mbar_poll, Engine::wait_passed): the completed
+  // count at which this warp's last passed wait on it returned (-1: none), and whether the warp
+  // released an mbarrier while that was its latest pass (releases_mbarrier in engine.cpp). Grows on
+  // first use.
+  struct ConsumedPhase { int64_t completed = -1; bool released = false; };
+  std::vector<ConsumedPhase> consumed;
+  int64_t last_pass_slot = -1;  // the slot of the warp's latest passed wait (-1: none yet)
   // The adversarial search (RunOptions::delays, on_sync): passes so far per site of this warp's
   // synchronising ops, and how late the copy or commit being issued lands. Empty / 0 without it.
   std::unordered_map<uint32_t, uint32_t> site_passes;
@@ -328,12 +332,13 @@ class Engine {
   // A woken waiter polls again (mbar_poll): false when it missed the phase and waits again, or the
   // run stopped.
   bool repoll(WarpRt& w, uint32_t id);
-  int64_t& consumed_at(WarpRt& w, uint32_t s) {
-    if (w.consumed.size() <= s) w.consumed.resize(std::max<size_t>(slots_, s + 1), -1);
+  WarpRt::ConsumedPhase& consumed_at(WarpRt& w, uint32_t s) {
+    if (w.consumed.size() <= s) w.consumed.resize(std::max<size_t>(slots_, s + 1));
     return w.consumed[s];
   }
-  // A wait passed on the phase the warp already consumed: the phase_reused finding; true: the run stops.
-  bool phase_reused(WarpRt& w, uint32_t s, const MBarrier& b);
+  // A wait (or a test_wait that returned true) of warp w on slot s passed: judges a pass on the
+  // consumed phase (the phase_reused finding) and records this one. False: the run stopped.
+  bool wait_passed(WarpRt& w, uint32_t s, const MBarrier& b);
 
   // Every store of the warp that no wait_group has retired by `now`, oldest first; `committed` is
   // false for the open group's, which no wait_group can cover.

@@ -58,8 +58,9 @@ inline bool mbar_parity_passed(const MBarrier& b, int64_t parity) {
 // that completed between two polls, so a barrier that completed twice since the warp's last poll
 // reads as not passed and the warp keeps waiting (it missed that phase). `consumed` is the
 // completed count at which this warp's previous wait on the barrier returned (-1: none): a poll
-// that passes while the barrier still has that count passed on the phase the warp already
-// consumed, i.e. its phase bit did not flip (rule phase_reused). Assumption poll-reads-parity
+// that passes while the barrier still has that count passed on that same completion again, i.e.
+// its phase bit did not flip (rule phase_reused, if the warp released that phase in between:
+// Engine::wait_passed). Assumption poll-reads-parity
 // (docs/semantics.md): what silicon shows is kernels/interp/pollprobe.cu's to say.
 enum class MbarPoll : uint8_t { Blocked, Passed, PassedOnConsumed };
 inline MbarPoll mbar_poll(const MBarrier& b, int64_t parity, int64_t consumed) {

@@ -21,7 +21,7 @@ inline constexpr RuleInfo kRules[] = {
     {"init_not_fenced", true, "a remote CTA or the TMA touched a barrier before fence_init (+ a cluster barrier)"},
     {"remote_wait", true, "a wait on another CTA's barrier"},
     {"stale_wait", true, "a tracked wait issued while the barrier is neither in the phase it waits for nor just past it (the parity aliases)"},
-    {"phase_reused", true, "a parity wait passed on the phase this warp's previous wait on the barrier already returned on (its phase bit did not flip)"},
+    {"phase_reused", true, "a parity wait passed on the phase this warp's previous wait on the barrier already returned on, after the warp released that phase (its phase bit did not flip)"},
     {"early_completion", true, "bytes landed after the phase they were issued for had completed without them"},
     {"exit_inflight", true, "a CTA exited with TMA loads landing in it or bulk stores no wait_group retired"},
     {"exited_target", true, "an arrival or copy aimed at a CTA that has exited"},

@@ -4,7 +4,10 @@
 // and `--delay`'s replay form.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "sim/mbarrier.hpp"
@@ -70,6 +73,58 @@ TEST(ConsumedPhase, ARawWaitWhosePhaseBitDidNotFlipIsCaughtWithoutAnnotations) {
   EXPECT_EQ(h.result.verdict, sim::Verdict::Ok) << h.report;
   EXPECT_TRUE(std::any_of(h.result.findings.begin(), h.result.findings.end(),
                           [](const sim::Finding& f) { return f.kind == "phase_reused" && !f.fatal; }));
+}
+
+// A consumer passes a count-1 barrier's first completion, does `between`, and waits on it again
+// with the same parity while the producer's second signal is still 5 us away: the second wait
+// passes on the completion the first returned on. Only a release while that pass was the warp's
+// latest makes it phase_reused (Engine::wait_passed).
+CheckResult check_second_pass(const std::string& between, const std::string& expect) {
+  const std::string text =
+      "kernel second_pass on sm_90a\n"
+      "launch ctas = 1, threads = 64\n"
+      "barrier flag[1] count = 1\n"
+      "barrier other[1] count = 1\n"
+      "barrier never[1] count = 1\n"
+      "barrier done[1] count = 1\n"
+      "role producer warp 0:\n"
+      "  compute 100 ns\n"
+      "  arrive other\n"
+      "  arrive flag\n"
+      "  compute 5 us\n"
+      "  arrive flag\n"
+      "role consumer warp 1:\n"
+      "  wait flag parity = 0\n" +
+      between +
+      "  wait flag parity = 0\n"
+      "expect " + expect + "\n";
+  const fs::path path = fs::temp_directory_path() / ("pipesim_test_second_pass_" + std::to_string(::getpid()) + ".scn");
+  std::ofstream(path) << text;
+  CheckResult r = check_file(path.string(), {});
+  fs::remove(path);
+  EXPECT_FALSE(r.bad_input) << r.diagnostic;
+  EXPECT_TRUE(r.matches_expect) << between << r.report;
+  return r;
+}
+
+TEST(ConsumedPhase, ASecondPassWithNothingReleasedIsARecheck) {
+  // CUTLASS's try-acquire then acquire (or a peek and a later try-acquire) on one phase.
+  EXPECT_EQ(check_second_pass("  compute 200 ns\n", "ok").result.verdict, sim::Verdict::Ok);
+}
+
+TEST(ConsumedPhase, AReleaseAfterThePassMakesTheSecondPassAReuse) {
+  const CheckResult r = check_second_pass("  arrive done\n", "error phase_reused");
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Error) << r.report;
+  EXPECT_EQ(r.result.findings.front().kind, "phase_reused");
+}
+
+TEST(ConsumedPhase, AReleaseBelongsToTheWarpsLatestPass) {
+  // sm100's load warp: a peek at a stage, then the CLC response's wait and release, then the stage
+  // again (load_tail): the release is the CLC pass's, not the stage's.
+  EXPECT_EQ(check_second_pass("  wait other parity = 0\n  arrive done\n", "ok").result.verdict, sim::Verdict::Ok);
+  // A test_wait that returned false passed nothing: the release stays with the pass before it.
+  const CheckResult r = check_second_pass("  test_wait never parity = 0 expect false\n  arrive done\n", "error phase_reused");
+  EXPECT_EQ(r.result.verdict, sim::Verdict::Error) << r.report;
 }
 
 // ------------------------------------------------------------------ the race pairs
