@@ -52,7 +52,7 @@ class DramQueue {
     double vsync = 0;          // not capped: the virtual time its copies were served up to
     uint64_t version = 0;      // not capped: its entry in the finish heap
     double share_head = 1, share_rest = 0;  // of its rate: to its oldest copy, to each later one
-    std::multiset<CapKey>::iterator cap_key;  // in caps_, while it has copies
+    std::multiset<CapKey>::iterator cap_key{};  // in caps_, while it has copies
   };
   struct Finish {
     double v;  // virtual finish time

@@ -28,10 +28,22 @@ uint32_t barrier_slot(const Kernel& kernel, uint32_t array, uint32_t index) {
 
 namespace detail {
 
+namespace {
+// SMs the engine keeps state for. An untimed run (sim/explore.hpp) is copied at every choice, so it
+// keeps only the SMs its CTAs can occupy (one each at most, as the launch places them) and queues
+// with one SM (its copies bypass the DRAM and the L2: dram_add).
+int64_t modelled_sms(const Kernel& k, const RunOptions& o) {
+  return o.untimed ? std::clamp<int64_t>(k.launch.ctas, 1, k.arch->cap.sms) : k.arch->cap.sms;
+}
+int64_t queued_sms(const Kernel& k, const RunOptions& o) { return o.untimed ? 1 : k.arch->cap.sms; }
+}  // namespace
+
 Engine::Engine(const Kernel& k, const RunOptions& o)
-    : k_(k), o_(o), tm_(timing_of(k, o)), rng_(o.seed), dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, k.arch->cap.sms), tm_.dram_copy_overlap),
-      l2_(tm_.l2_bytes_per_ns > 0 ? tm_.l2_bytes : 0),
-      l2_hits_(tm_.l2_bytes_per_ns, std::vector<double>(static_cast<size_t>(k.arch->cap.sms), 1.0)) {
+    : k_(k), o_(o), tm_(timing_of(k, o)), rng_(o.seed), dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, queued_sms(k, o)), tm_.dram_copy_overlap),
+      // Untimed runs keep no L2 (nothing there is timed; the explorer copies engines, sim/explore.hpp).
+      l2_(tm_.l2_bytes_per_ns > 0 && !o.untimed ? tm_.l2_bytes : 0),
+      l2_hits_(tm_.l2_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)),
+      l2_far_(tm_.l2_far_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)) {
   tm_.op_issue_ns *= o.issue_scale;
   tm_.tma_issue_ns *= o.issue_scale;
   tm_.mma_issue_ns *= o.issue_scale;
@@ -46,7 +58,7 @@ Engine::Engine(const Kernel& k, const RunOptions& o)
   wpc_ = k.launch.warps();
   ctas_.resize(static_cast<size_t>(nctas_));
   clusters_.resize(static_cast<size_t>(nctas_ / csize_));
-  sms_.assign(static_cast<size_t>(k.arch->cap.sms), SmRt{});
+  sms_.assign(static_cast<size_t>(modelled_sms(k, o)), SmRt{});
   for (SmRt& sm : sms_) {
     sm.tmem_free = k.arch->cap.tmem_columns;
     sm.tc = TensorPipe(static_cast<int>(tm_.mma_queue_depth));
@@ -68,12 +80,7 @@ RunResult Engine::run() {
     // The clock and the instruction count are polled every 1024 events: a PTX warp spinning
     // without synchronising still returns to the engine every few thousand instructions.
     if ((++polls & 1023) == 0 && budget_spent(started)) break;
-    const Event e = q_.pop();
-    // Simulated events: every op a warp executes and every asynchronous completion (a batch
-    // of wake-ups counts its warps' steps, not itself).
-    if (e.kind != EventKind::WakeBatch && e.kind != EventKind::WarpStep && e.kind != EventKind::DramDone) ++res_.events;
-    now_ = std::max(now_, e.t);  // keys round to 1 ps; time never runs backwards
-    dispatch(e);
+    happen(q_.pop());
   }
   finish();
   return std::move(res_);
@@ -176,6 +183,7 @@ void Engine::launch_cluster(int cl, double t, const std::vector<int>& on_sms) {
     ++sms_[static_cast<size_t>(ct.sm)].resident;
     sms_used_ = std::max(sms_used_, ct.sm + 1);
     ct.bars.assign(slots_, MBarrier{});
+    ct.cells.assign(k_.smem_cells, SmemCellRt{});
     ct.last.assign(slots_, LastArrival{});
     ct.fenced.assign(slots_, 0);
     ct.visible.assign(slots_, 0);
@@ -272,14 +280,25 @@ bool releases_mbarrier(OpKind k) {
 }  // namespace
 
 // One op of warp `id` at now_.
+namespace {
+// The ops where schedules meet: mbarrier and named/cluster barrier operations, copies and commits.
+bool synchronises(OpKind k) {
+  switch (k) {
+    case OpKind::Wait: case OpKind::TestWait: case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ExpectTx:
+    case OpKind::CompleteTx: case OpKind::ArriveDrop: case OpKind::TmaLoad: case OpKind::NamedSync: case OpKind::NamedArrive:
+    case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::Commit: case OpKind::ClcTryCancel:
+    case OpKind::SmemStore: case OpKind::SmemLoad:  // a load's value and verdict depend on what came first
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
 void Engine::step(uint32_t id) {
   ++res_.events;
   WarpRt& w = warps_[id];
   if (w.status == WarpStatus::Faulted || w.status == WarpStatus::Exited) return;
-  if (w.repoll) {
-    w.repoll = false;
-    if (!repoll(w, id)) return;
-  }
   if (w.retry) {
     w.retry = false;
     exec(w, id);
@@ -295,6 +314,11 @@ void Engine::step(uint32_t id) {
   ++w.ops;
   if (releases_mbarrier(w.cur.kind) && w.last_pass_slot >= 0)
     consumed_at(w, static_cast<uint32_t>(w.last_pass_slot)).released = true;
+  if (o_.untimed && synchronises(w.cur.kind)) {  // poised: the explorer decides when it happens
+    w.retry = true;
+    push(now_, EventKind::WarpStep, id);
+    return;
+  }
   const double hold = o_.delays.empty() && !o_.on_sync ? 0.0 : schedule_hook(w);
   if (o_.interp || o_.replay) {  // the interpreter fetches and dispatches the op before it takes effect
     double at = now_ + hold + (o_.interp ? jit(interp_dispatch_ns(w.cur.kind) + interp_contention_ns(w)) : 0.0);
@@ -322,19 +346,6 @@ void Engine::step(uint32_t id) {
   exec(w, id);
 }
 
-namespace {
-// The ops where schedules meet: mbarrier and named/cluster barrier operations, copies and commits.
-bool synchronises(OpKind k) {
-  switch (k) {
-    case OpKind::Wait: case OpKind::TestWait: case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ExpectTx:
-    case OpKind::CompleteTx: case OpKind::ArriveDrop: case OpKind::TmaLoad: case OpKind::NamedSync: case OpKind::NamedArrive:
-    case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::Commit: case OpKind::ClcTryCancel:
-      return true;
-    default:
-      return false;
-  }
-}
-}  // namespace
 
 double Engine::schedule_hook(WarpRt& w) {
   w.landing_delay = 0;
@@ -345,20 +356,6 @@ double Engine::schedule_hook(WarpRt& w) {
   for (const Delay& d : o_.delays)
     if (d.cta == w.cta && d.warp == w.warp && d.site == w.cur.site && d.occurrence == pass) (d.landing ? w.landing_delay : hold) += d.ns;
   return hold;
-}
-
-bool Engine::repoll(WarpRt& w, uint32_t id) {
-  const uint32_t s = slot(w.cur.bar);
-  CtaRt& c = cta(w.cta);
-  const MBarrier& b = c.bars[s];
-  // Completed twice since it was woken: this poll sees the old parity.
-  if (mbar_poll(b, w.cur.a, consumed_at(w, s).completed) == MbarPoll::Blocked) {
-    w.block = Block::Mbarrier;
-    w.block_since = now_;
-    c.waiters[s].push_back(id);
-    return false;
-  }
-  return wait_passed(w, s, b);
 }
 
 void Engine::exit_warp(uint32_t id) {
@@ -449,7 +446,7 @@ void Engine::finish() {
                    [](const Finding& a, const Finding& b) { return a.fatal > b.fatal; });
   res_.warps.reserve(warps_.size());
   for (const WarpRt& w : warps_)
-    res_.warps.push_back(WarpEnd{w.cta, w.warp, w.role, w.status, w.cur.site, w.cur, w.ops, w.exited_at});
+    res_.warps.push_back(WarpEnd{w.cta, w.warp, w.role, w.status, w.cur.site, w.cur, w.ops, w.exited_at, w.loaded});
   res_.barriers.reserve(ctas_.size());
   for (const CtaRt& c : ctas_) {
     std::vector<BarrierState> v;

@@ -96,6 +96,9 @@ struct RunOptions {
   std::function<void(const SyncPoint&)> on_sync;
   // Timing fields set over the architecture's table (what-if runs: `pipesim check --timing`).
   std::vector<std::pair<model::TimingField, double>> timing_overrides;
+  // Set by sim::Explorer (sim/explore.hpp), not for sim::run: no clock decides the order of
+  // synchronising actions; the explorer does.
+  bool untimed = false;
 };
 
 // The model timing the device interpreter's run of a scenario, as `pipesim crosscheck` compares it
@@ -131,6 +134,7 @@ struct WarpEnd {
   Op op;                   // the op it is blocked on
   int64_t ops_done = 0;
   double exited_ns = -1;   // when it exited (Exited only)
+  std::vector<int64_t> loaded;  // what its `load`s read, in order: replays of its program feed them back
 };
 
 // A broken hardware rule (verdict error) or a hazard worth a warning.

@@ -2,17 +2,22 @@
 // mbarrier operations applied (through sim/mbarrier.hpp) and their violations reported, cluster
 // barriers completing. The Engine and its state: sim/engine_impl.hpp.
 #include "sim/engine_impl.hpp"
+#include "sim/operand_rules.hpp"
 
 namespace pipesim::sim::detail {
 
 // Queues `c` at SM `sm`'s share of the DRAM (or of the L2, for a hit), no faster than `cap` bytes/ns
 // (0: no cap), from now.
 void Engine::dram_add(int sm, double cap, DramCopy c) {
+  if (o_.untimed) {  // no DRAM queue: a copy lands when the explorer says (its TxLand is a choice)
+    if (!c.store) push(now_ + c.latency, EventKind::TxLand, c.target, c.slot, c.site, c.from, OpKind::CompleteTx, c.bytes, c.phase);
+    return;
+  }
   c.entered = now_;
   c.unloaded_ns = cap > 0 ? c.dram_bytes / cap : 0;  // its own transfer, unshared
   const uint32_t token = take_slot(copies_, free_copies_);
   copies_[token] = c;
-  DramQueue& q = c.from_l2 ? l2_hits_ : dram_;
+  DramQueue& q = !c.from_l2 ? dram_ : c.l2_far ? l2_far_ : l2_hits_;
   q.advance(now_);
   q.add(sm, c.dram_bytes, cap, token);
   schedule_dram();
@@ -24,9 +29,11 @@ void Engine::dram_done(const Event& e) {
   if (e.t == dram_event_at_) dram_event_at_ = std::numeric_limits<double>::infinity();
   dram_.advance(now_);
   l2_hits_.advance(now_);
+  l2_far_.advance(now_);
   done_tokens_.clear();
   dram_.take_done(done_tokens_);
   l2_hits_.take_done(done_tokens_);
+  l2_far_.take_done(done_tokens_);
   for (uint32_t t : done_tokens_) {
     const DramCopy c = copies_[t];
     free_copies_.push_back(t);
@@ -82,9 +89,11 @@ void Engine::violation(MbarViolation v, int c, uint32_t s, OpKind kind, int64_t 
                    {state_note(b), b.pending == 0 ? "every expected arrival is already in; the phase waits only for " + std::to_string(b.tx) + " bytes"
                                                    : "more arrivals than the barrier's count: check the init count against the arriving threads"});
     case MbarViolation::TxRange:
+      if (!mbar_tx_in_range(value)) return fault("tx_range", w, site, operand::tx_bytes(value), {state_note(b)});  // the value alone
       return fault("tx_range", w, site, std::string(op_name(kind)) + " " + std::to_string(value) + " on " + where +
                                             " takes tx outside -(2^20-1) .. 2^20-1", {state_note(b)});
     case MbarViolation::CountRange:
+      if (!mbar_count_in_range(value)) return fault("count_range", w, site, operand::arrival_count(value), {state_note(b)});  // the value alone
       return fault("count_range", w, site, std::string(op_name(kind)) + " count " + std::to_string(value) + " on " + where + " is outside its range", {state_note(b)});
     case MbarViolation::Uninit:
       return fault("uninit", w, site, std::string(op_name(kind)) + " on " + where + ", which was never initialised");
@@ -99,6 +108,7 @@ void Engine::apply(int c, uint32_t s, OpKind kind, int64_t value, uint32_t site,
   MbarOutcome r;
   if (kind == OpKind::ArriveExpectTx || kind == OpKind::ExpectTx) ct.expect_site[s] = site;
   if (w && kind != OpKind::ExpectTx) ct.last[s] = LastArrival{w->cta, w->warp, site};
+  if (!k_.smem.empty()) note_release(w, c, s, kind, b.completed);
   switch (kind) {
     case OpKind::Arrive: r = threads > 1 ? mbar_arrive_threads(b, value, threads) : mbar_arrive(b, value); break;
     case OpKind::ArriveExpectTx: r = mbar_arrive_expect_tx(b, value); break;
@@ -129,7 +139,11 @@ void Engine::apply(int c, uint32_t s, OpKind kind, int64_t value, uint32_t site,
         ws[keep++] = ws[i];
         continue;
       }
-      x.repoll = true;  // it polls at the wake: a second completion before then is a missed phase
+      // The completion wakes it and its try_wait returns true on this phase, whatever completes
+      // after (H100, kernels/interp/pollprobe.cu: 0 of 50 missed with the next completion one
+      // instruction later; docs/semantics.md "Polling and missed phases"). Only a test_wait spin
+      // reads a parity that may have flipped twice.
+      if (!wait_passed(x, s, b)) return;
       if (o_.jitter > 0) {  // each waiter its own latency: no batching
         resume(x, ws[i], now_ + jit(tm_.mbarrier_wake_ns));
         continue;

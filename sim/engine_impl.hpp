@@ -14,8 +14,10 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <memory>
 #include <queue>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
@@ -126,6 +128,27 @@ class EventQueue {
   bool held_ = false;
 };
 
+// The owner of an external program's state (a PTX warp, a PTX run). Engines are copied only by the
+// exhaustive search (sim/explore.hpp), which runs scenario kernels: copying one that owns something
+// is a logic error, never a silent share.
+template <class T>
+struct SoleOwner : std::unique_ptr<T> {
+  using std::unique_ptr<T>::unique_ptr;
+  using std::unique_ptr<T>::operator=;
+  SoleOwner() = default;
+  SoleOwner(std::unique_ptr<T> p) : std::unique_ptr<T>(std::move(p)) {}
+  SoleOwner(SoleOwner&&) noexcept = default;
+  SoleOwner& operator=(SoleOwner&&) noexcept = default;
+  SoleOwner(const SoleOwner& o) : std::unique_ptr<T>() {
+    if (o) throw std::logic_error("an engine running external (PTX) warps cannot be copied");
+  }
+  SoleOwner& operator=(const SoleOwner& o) {
+    if (o) throw std::logic_error("an engine running external (PTX) warps cannot be copied");
+    this->reset();
+    return *this;
+  }
+};
+
 // TmemPair: in a cta_group::2 tcgen05.alloc / dealloc, waiting for the pair peer's (sim/engine_tmem.cpp).
 enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed, Tmem, TmemPair };
 inline constexpr uint32_t kNoWarp = UINT32_MAX;
@@ -155,7 +178,6 @@ struct WarpRt {
   std::vector<std::pair<uint32_t, int64_t>> commit_marks;
   double tmem_done[2] = {0, 0};  // when its last tcgen05.ld / tcgen05.st completes
   bool retry = false;            // re-execute `cur` at the next step (ordering delay)
-  bool repoll = false;           // woken by a completion: poll its barrier again at this step (mbar_poll)
   // Per barrier slot, for the consumed-phase rule (mbar_poll, Engine::wait_passed): the completed
   // count at which this warp's last passed wait on it returned (-1: none), and whether the warp
   // released an mbarrier while that was its latest pass (releases_mbarrier in engine.cpp). Grows on
@@ -178,7 +200,22 @@ struct WarpRt {
   // wgmma groups: when each committed group's MMAs are done, oldest first (MmaWaitGroup pops them).
   std::vector<double> mma_groups;
   double mma_open_done = 0;      // the open group's MMAs end by then
-  std::unique_ptr<ExternalWarp> ext;  // the warp's own code (Kernel::external); else `prog` runs
+  SoleOwner<ExternalWarp> ext;  // the warp's own code (Kernel::external); else `prog` runs
+  // Values through shared memory (only when the kernel declares `smem`): the releases this warp made,
+  // in order: an arrival on barrier `slot` of CTA `cta` that counts toward its completion
+  // #`completion` (sim/engine_values.cpp, read_without_wait).
+  struct Release { int cta; uint32_t slot; int64_t completion; };
+  std::vector<Release> releases;
+  std::vector<int64_t> loaded;  // the values its loads read, in order (WarpEnd::loaded)
+};
+
+// A shared-memory value cell (Kernel::smem) of one CTA: its latest store.
+struct SmemCellRt {
+  bool written = false;
+  int64_t value = 0;
+  uint32_t writer = kNoWarp;  // warp id
+  size_t releases_before = 0; // the writer's releases.size() at the store: later ones order it
+  uint32_t site = 0;
 };
 
 struct NamedRt {
@@ -198,6 +235,7 @@ struct CtaRt {
   double tmem_since = 0;         // for the trace: when its current allocation began
   int live = 0;  // warps not exited
   std::vector<MBarrier> bars;
+  std::vector<SmemCellRt> cells;         // Kernel::smem, flattened (empty without `smem`)
   std::vector<LastArrival> last;         // per slot: the latest arrival, for hang reports
   // Per slot. fenced: bit 0 fence.mbarrier_init seen since the init, bit 1 a releasing cluster arrive
   // since the init. visible: 1 published to the cluster (fenced, then a cluster barrier, or carried by
@@ -236,6 +274,27 @@ class Engine {
 
   RunResult run();
 
+  // ------------------------------------------- untimed stepping (sim/explore.hpp, engine_explore.cpp)
+  // RunOptions::untimed: every event goes to pending_ and nothing but the explorer orders them.
+  // A warp stops before each synchronising op (poised); the explorer picks which poised warp or
+  // asynchronous arrival (a copy landing, a remote arrive, a commit) happens next.
+  void start_untimed();
+  // Runs every pending event that commutes with all others (a warp's own steps up to its next
+  // synchronising op, the DRAM's bookkeeping) and returns the sequence numbers of the rest, oldest
+  // first: the choices. Empty when the run has ended (or stopped at an error).
+  const std::vector<uint64_t>& settle();
+  const std::vector<uint64_t>& choice_list() const { return choices_; }
+  // Makes choice `seq` (from settle) happen now.
+  void take(uint64_t seq);
+  // What choice `seq` is, for a trail: the warp (kNoWarp for an arrival), its op's site, the event.
+  struct ChoiceView { EventKind kind; int cta, warp, role; uint32_t site, slot; OpKind op; int from_cta, from_warp; };
+  ChoiceView view(uint64_t seq) const;
+  std::string barrier_name(uint32_t slot) const { return bar_name(slot); }
+  // A hash of everything that decides what can happen next (warps' programs and blocks, barriers,
+  // pending events without their times); equal states, equal hashes.
+  uint64_t state_hash() const;
+  RunResult end_untimed();
+
  private:
   // ----------------------------------------------------------------- budget
   double seconds_since(std::chrono::steady_clock::time_point t0) const {
@@ -251,7 +310,9 @@ class Engine {
   // --------------------------------------------------------------- plumbing
   void push(double t, EventKind kind, uint32_t target, uint32_t slot = 0, uint32_t site = 0,
             uint32_t from = 0, OpKind op = OpKind::Compute, int64_t value = 0, int64_t phase = 0) {
-    q_.push(Event{t, seq_++, kind, target, slot, site, from, op, value, phase});
+    const Event e{t, seq_++, kind, target, slot, site, from, op, value, phase};
+    if (o_.untimed) pending_.push_back(e);
+    else q_.push(e);
   }
   double jit(double ns) {
     if (o_.jitter <= 0 || ns <= 0) return ns;
@@ -303,6 +364,13 @@ class Engine {
   void launch_cluster(int cl, double t, const std::vector<int>& on_sms);
 
   // -------------------------------------------------------------- dispatch
+  void happen(const Event& e) {
+    // Simulated events: every op a warp executes and every asynchronous completion (a batch
+    // of wake-ups counts its warps' steps, not itself).
+    if (e.kind != EventKind::WakeBatch && e.kind != EventKind::WarpStep && e.kind != EventKind::DramDone) ++res_.events;
+    now_ = std::max(now_, e.t);  // keys round to 1 ps; time never runs backwards
+    dispatch(e);
+  }
   void dispatch(const Event& e);
 
   void close_block(WarpRt& w);
@@ -329,9 +397,6 @@ class Engine {
   // pass, tells RunOptions::on_sync, and returns how long RunOptions::delays hold the warp there
   // (setting landing_delay for a late copy or commit).
   double schedule_hook(WarpRt& w);
-  // A woken waiter polls again (mbar_poll): false when it missed the phase and waits again, or the
-  // run stopped.
-  bool repoll(WarpRt& w, uint32_t id);
   WarpRt::ConsumedPhase& consumed_at(WarpRt& w, uint32_t s) {
     if (w.consumed.size() <= s) w.consumed.resize(std::max<size_t>(slots_, s + 1));
     return w.consumed[s];
@@ -403,6 +468,11 @@ class Engine {
   void do_alloc(WarpRt& w, uint32_t id);
 
   void do_try_cancel(WarpRt& w, uint32_t id);
+  // sim/engine_values.cpp: store / load of a shared-memory value cell, and the releases that order them.
+  void do_smem_store(WarpRt& w, uint32_t id);
+  void do_smem_load(WarpRt& w, uint32_t id);
+  void note_release(WarpRt* w, int c, uint32_t s, OpKind kind, int64_t completed_before);
+  std::string cell_name(uint32_t cell) const;
 
   void grant_alloc(WarpRt& w, int64_t cols);
   void alloc_on_sm(WarpRt& w, uint32_t id, bool blocked);
@@ -423,6 +493,7 @@ class Engine {
   struct DramCopy {
     bool store = false;  // a bulk store takes bandwidth; its completion is timed by the store itself
     bool from_l2 = false;  // an L2 hit: served by l2_hits_ instead of the DRAM
+    bool l2_far = false;   // an L2 hit across its partitions: served by l2_far_ (Timing::l2_far_bytes_per_ns)
     uint32_t target = 0, slot = 0, site = 0, from = 0;
     int64_t bytes = 0, phase = 0;
     double dram_bytes = 0;
@@ -434,7 +505,7 @@ class Engine {
   // finish later leaves the earlier event pending (it fires, finds nothing done and schedules again),
   // so only changes that bring a finish forward cost an event.
   void schedule_dram() {
-    const double t = std::min(dram_.next_done(), l2_hits_.next_done());
+    const double t = std::min({dram_.next_done(), l2_hits_.next_done(), l2_far_.next_done()});
     if (t < dram_event_at_) {
       dram_event_at_ = t;
       push(t, EventKind::DramDone, 0);
@@ -504,6 +575,7 @@ class Engine {
   DramQueue dram_;
   L2Cache l2_;          // which boxes the L2 holds (hit or miss)
   DramQueue l2_hits_;   // the L2's bandwidth, shared by the SMs as the DRAM's is
+  DramQueue l2_far_;    // the same once its partitions no longer each hold a copy (L2Cache::spills_partition)
   double dram_event_at_ = std::numeric_limits<double>::infinity();  // the earliest DramDone pending
   // Copies in flight for the loaded latency: (landing time, bytes), earliest landing on top; the
   // bytes of copies the DRAM has not served yet are counted but have no landing time.
@@ -512,7 +584,7 @@ class Engine {
   double dram_inflight_bytes_ = 0;
   std::vector<DramCopy> copies_;  // indexed by DRAM token
   std::vector<uint32_t> free_copies_, done_tokens_;
-  std::unique_ptr<ExternalRun> run_;  // Kernel::external's state for this run
+  SoleOwner<ExternalRun> run_;  // Kernel::external's state for this run
   bool fatal_ = false;
   bool stopped_ = false;  // the budget ran out (Verdict::Stopped)
   bool overshoot_warned_ = false;
@@ -536,6 +608,8 @@ class Engine {
   std::vector<std::vector<uint32_t>> wake_lists_;
   std::vector<uint32_t> free_wake_lists_;
   RunResult res_;
+  std::vector<Event> pending_;      // RunOptions::untimed: the events, unordered (engine_explore.cpp)
+  std::vector<uint64_t> choices_;   // settle's answer
 };
 
 }  // namespace pipesim::sim::detail

@@ -2,6 +2,7 @@
 // (TMEM allocation: sim/engine_tmem.cpp).
 // The Engine and its state: sim/engine_impl.hpp.
 #include "sim/engine_impl.hpp"
+#include "sim/operand_rules.hpp"
 
 namespace pipesim::sim::detail {
 
@@ -57,8 +58,7 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       if (!check_local(w, op, "test_wait")) return;
       MBarrier& b = cta(w.cta).bars[s];
       if (!b.initialised) return fault("uninit", &w, op.site, "test_wait on " + bar_name(s) + ", which was never initialised");
-      if (op.a != 0 && op.a != 1)
-        return fault("bad_operand", &w, op.site, "test_wait parity " + std::to_string(op.a) + " is not 0 or 1");
+      if (std::string why = operand::parity(op.a); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
       const bool got = mbar_parity_passed(b, op.a);
       // A compiled try_wait that returns true is a pass like any wait's (one that returned false
       // passed nothing). A scenario's `test_wait ... expect` only observes the barrier: it takes no
@@ -102,8 +102,7 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       if (r.violation == MbarViolation::Reinit)
         return fault("reinit", &w, op.site, "init of " + bar_name(s) + ", which is live (initialised and not invalidated)",
                      {state_note(c.bars[s]), "invalidate it first (inval) or initialise it once"});
-      if (r.violation == MbarViolation::CountRange)
-        return fault("count_range", &w, op.site, "init count " + std::to_string(op.a) + " is outside 1 .. 2^20-1");
+      if (r.violation == MbarViolation::CountRange) return fault("count_range", &w, op.site, operand::arrival_count(op.a));
       c.fenced[s] = c.visible[s] = 0;
       // A new barrier at that offset: no warp of the CTA has consumed any of its phases yet.
       for (uint32_t x = c.first_warp; x < c.first_warp + static_cast<uint32_t>(wpc_); ++x)
@@ -127,8 +126,7 @@ void Engine::exec(WarpRt& w, uint32_t id) {
     }
     case OpKind::TmaLoad: return do_tma(w, id);
     case OpKind::BulkStore: {
-      if (op.a <= 0 || op.a % 16 != 0)
-        return fault("bad_operand", &w, op.site, "bulk store of " + std::to_string(op.a) + " bytes: sizes must be positive multiples of 16");
+      if (std::string why = operand::copy_bytes("bulk store", op.a); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
       const double read_done = now_ + jit(tm_.tma_latency_ns * 0.25) + static_cast<double>(op.a) / tm_.smem_bytes_per_ns;
       const double start = std::max(read_done, stores_free_);
       stores_free_ = start + static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
@@ -150,8 +148,7 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       return;
     case OpKind::WaitGroup: {
       // Groups complete in commit order: wait until at most N of the newest are pending.
-      if (op.a < 0 || op.a > 63)
-        return fault("bad_operand", &w, op.site, "wait_group " + std::to_string(op.a) + " is outside 0..63");
+      if (std::string why = operand::wait_group_count(op.a); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
       double until = now_;
       const int64_t keep = op.a;
       const int64_t n = static_cast<int64_t>(w.groups.size());
@@ -225,11 +222,13 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       push(now_ + issue, EventKind::WarpStep, id);
       return;
     }
-    case OpKind::Fault: {
-      auto [kind, message] = w.ext->fault();
+    case OpKind::Fault: {  // the warp's own code faulted, or the lowering refused a computed operand
+      auto [kind, message] = w.ext ? w.ext->fault() : w.prog.fault();
       return fault(kind, &w, op.site, std::move(message));
     }
     case OpKind::ClcTryCancel: return do_try_cancel(w, id);
+    case OpKind::SmemStore: return do_smem_store(w, id);
+    case OpKind::SmemLoad: return do_smem_load(w, id);
     case OpKind::ClusterArrive: {
       // barrier.cluster.arrive has release semantics: this warp's remote arrivals land first.
       if (w.remote_done > now_) {
@@ -268,8 +267,8 @@ void Engine::exec(WarpRt& w, uint32_t id) {
 // All tcgen05 instructions of a kernel use one cta_group.
 bool Engine::check_cta_group(WarpRt& w, const Op& op) {
   const int g = (op.flags & kFlagCtaGroup2) ? 2 : 1;
-  if (g == 2 && csize_ % 2 != 0) {
-    fault("bad_operand", &w, op.site, "cta_group::2 needs clusters of an even size, this kernel has " + std::to_string(csize_));
+  if (std::string why = operand::cta_group(g, csize_); !why.empty()) {
+    fault("bad_operand", &w, op.site, std::move(why));
     return false;
   }
   if (observed_cta_group_ == 0) observed_cta_group_ = g;
@@ -289,9 +288,7 @@ void Engine::do_mma(WarpRt& w, uint32_t id) {
   if (!check_cta_group(w, op)) return;
   const MmaShape sh = unpack_mma(op.a);
   const int g = (op.flags & kFlagCtaGroup2) ? 2 : 1;
-  if (std::string why = model::mma_shape_error(sh.kind, sh.m, sh.n, sh.k, g); !why.empty())
-    return fault("bad_mma_shape", &w, op.site, "tcgen05.mma kind::" + std::string(model::mma_kind_name(sh.kind)) + " " +
-                                                 std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) + ": " + why);
+  if (std::string why = operand::mma_shape(sh.kind, sh.m, sh.n, sh.k, g); !why.empty()) return fault("bad_mma_shape", &w, op.site, std::move(why));
   const double rate = k_.arch->mma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.tensor_clock_ghz;  // FLOP/ns per SM
   if (rate <= 0) return fault("bad_operand", &w, op.site, "this architecture has no tcgen05.mma");
   // Under cta_group::2 each SM of the pair computes M/2 rows, both pipes at once.
@@ -338,8 +335,9 @@ void Engine::do_wgmma(WarpRt& w, uint32_t id) {
 void Engine::do_commit(WarpRt& w, uint32_t id) {
   const Op& op = w.cur;
   if (!check_cta_group(w, op)) return;
-  if (op.b < 0 || (op.b >> csize_) != 0)
-    return fault("bad_operand", &w, op.site, "commit multicast mask " + std::to_string(op.b) + " names ranks outside a cluster of " + std::to_string(csize_));
+  // A mask the scenario gave (or a pipeline's, which may come out 0: own CTA) must lie in the cluster.
+  if ((op.flags & kFlagMulticast) || op.b != 0)
+    if (std::string why = operand::multicast_mask(op.b, csize_); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
   int64_t mask = op.b;
   // Assumption (FA4): an empty commit group under cta_group::2 signals only the issuing CTA.
   // "The same barrier array" (docs/semantics.md): a PTX kernel has no arrays, so there it is the
@@ -409,8 +407,7 @@ void Engine::do_wait(WarpRt& w, uint32_t id) {
   MBarrier& b = c.bars[s];
   if (!b.initialised)
     return fault("uninit", &w, op.site, "wait on " + bar_name(s) + ", which was never initialised");
-  if (op.a != 0 && op.a != 1)
-    return fault("bad_operand", &w, op.site, "wait parity " + std::to_string(op.a) + " is not 0 or 1");
+  if (std::string why = operand::parity(op.a); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
   if (op.flags & kFlagPhaseTracked) {
     const int64_t d = mbar_wait_distance(b, op.b);
     if (d != 0 &&
@@ -458,16 +455,16 @@ bool Engine::wait_passed(WarpRt& w, uint32_t s, const MBarrier& b) {
 
 void Engine::do_tma(WarpRt& w, uint32_t id) {
   const Op& op = w.cur;
-  if (op.a <= 0 || op.a % 16 != 0)
-    return fault("bad_operand", &w, op.site, "TMA of " + std::to_string(op.a) + " bytes: sizes must be positive multiples of 16");
-  if (op.b < 0 || (op.b >> csize_) != 0 || ((op.flags & kFlagMulticast) && op.b == 0))
-    return fault("bad_operand", &w, op.site, "multicast mask " + std::to_string(op.b) + (op.b == 0 ? " names no CTA" : " names ranks outside a cluster of " + std::to_string(csize_)));
+  if (std::string why = operand::copy_bytes("TMA", op.a); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
+  if ((op.flags & kFlagMulticast) || op.b != 0)
+    if (std::string why = operand::multicast_mask(op.b, csize_); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
   const uint32_t s = slot(op.bar);
   const double issued = now_ + jit(tm_.tma_issue_ns);
   // The box is looked up once, whatever its destinations (a multicast copy is one read): a hit is
   // served by the L2 (no DRAM bytes, no loaded DRAM latency; the same round trip otherwise: the native
   // probe's 4 KiB copy took 425.8 ns from the L2, 435 from the DRAM), a miss by the DRAM.
   const bool from_l2 = l2_.read(op.box, op.a);
+  const bool l2_far = from_l2 && tm_.l2_far_bytes_per_ns > 0 && l2_.spills_partition();
   if (!from_l2) dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
   const double latency = jit(tm_.tma_latency_ns);
   const double loaded = from_l2 ? 0.0 : count_in_flight(op.a);
@@ -506,7 +503,7 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
     dc.inflight_site = op.site;
     dc.inflight_warp = id;
     dram_add(cta(dst_data).sm, cap,
-             DramCopy{.store = false, .from_l2 = from_l2, .target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
+             DramCopy{.store = false, .from_l2 = from_l2, .l2_far = l2_far, .target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
                       .phase = dc.bars[s].completed, .dram_bytes = dram_bytes,
                       // it enters the DRAM with the op; the issue cost delays its landing instead
                       .latency = latency + (issued - now_) + straggle() + w.landing_delay, .loaded = loaded, .span = span});
@@ -517,12 +514,8 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
 void Engine::do_named(WarpRt& w, uint32_t id) {
   const Op& op = w.cur;
   const bool sync = op.kind == OpKind::NamedSync;
-  if (op.a < 0 || op.a >= kNamedBarriers)
-    return fault("bad_operand", &w, op.site, "named barrier id " + std::to_string(op.a) + " is outside 0..15");
-  if (op.b <= 0 || op.b % 32 != 0 || op.b > k_.launch.threads)
-    return fault("bad_operand", &w, op.site, "named barrier thread count " + std::to_string(op.b) +
-                                                 " must be a positive multiple of 32 and at most the CTA's " +
-                                                 std::to_string(k_.launch.threads) + " threads");
+  if (std::string why = operand::named_barrier_id(op.a); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
+  if (std::string why = operand::named_threads(op.b, k_.launch.threads); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
   NamedRt& nb = cta(w.cta).named[op.a];
   if (nb.count != 0 && nb.count != op.b)
     return fault("named_count_mismatch", &w, op.site,

@@ -6,6 +6,7 @@
 // dealloc meeting the peer's alloc frees an allocation that never completed
 // (tmem_dealloc_before_peer_alloc). The Engine and its state: sim/engine_impl.hpp.
 #include "sim/engine_impl.hpp"
+#include "sim/operand_rules.hpp"
 #include "sim/explain.hpp"
 
 namespace pipesim::sim::detail {
@@ -29,8 +30,7 @@ void Engine::do_alloc(WarpRt& w, uint32_t id) {
   if (!check_cta_group(w, op)) return;
   CtaRt& c = cta(w.cta);
   const int64_t cols = op.a;
-  if (cols < 32 || cols > 512 || (cols & (cols - 1)) != 0)
-    return fault("tmem_bad_alloc", &w, op.site, "tcgen05.alloc of " + std::to_string(cols) + " columns: it must be a power of two in 32..512");
+  if (std::string why = operand::tmem_alloc_cols(cols); !why.empty()) return fault("tmem_bad_alloc", &w, op.site, std::move(why));
   if (c.tmem_relinquished)
     return fault("tmem_bad_alloc", &w, op.site, "tcgen05.alloc after tcgen05.relinquish_alloc_permit in this CTA");
   if (c.tmem_last_alloc != 0 && cols > c.tmem_last_alloc)
@@ -85,7 +85,8 @@ void Engine::do_dealloc(WarpRt& w, uint32_t id) {
                                       : "this CTA never issued tcgen05.alloc.cta_group::2 with its peer CTA " + std::to_string(peer)),
                  {"a cta_group::2 allocation is collective: one warp of each CTA of the pair issues tcgen05.alloc, and it completes when both have"});
   }
-  if (op.a <= 0 || op.a > c.tmem_held)
+  if (std::string why = operand::tmem_alloc_cols(op.a); !why.empty()) return fault("tmem_bad_alloc", &w, op.site, std::move(why));
+  if (op.a > c.tmem_held)
     return fault("tmem_bad_alloc", &w, op.site, "tcgen05.dealloc of " + std::to_string(op.a) + " columns while this CTA holds " + std::to_string(c.tmem_held));
   if (pair) return join_tmem_pair(w, id);
   free_on_sm(w);

@@ -6,6 +6,12 @@
 #include "sim/lowering.hpp"
 
 namespace pipesim::sim {
+namespace {
+// A replayed `load` reads what the run's did (WarpEnd::loaded), so the replay takes the run's path.
+void replay_load(WarpProgram& prog, const Op& op, const WarpEnd& w, size_t& loads) {
+  if (op.kind == OpKind::SmemLoad && loads < w.loaded.size()) prog.set_value(static_cast<uint32_t>(op.a), w.loaded[loads++]);
+}
+}  // namespace
 
 Past replay_past(const Kernel& k, const RunResult& r, const std::set<std::pair<int, uint32_t>>& waited,
                  const std::set<std::pair<int, int>>& blocked, int64_t budget) {
@@ -24,8 +30,10 @@ Past replay_past(const Kernel& k, const RunResult& r, const std::set<std::pair<i
     try {
       WarpProgram prog(k, w.cta, w.warp);
       Op op;
+      size_t loads = 0;
       for (int64_t i = 0; i < n && prog.next(op); ++i) {
         if (--budget < 0) { past.truncated = true; return past; }
+        replay_load(prog, op, w, loads);
         if (op.kind == OpKind::Wait && is_blocked && op.bar.rank == BarRef::kOwnCta) {
           const uint32_t s = barrier_slot(k, op.bar.array, op.bar.index);
           if (!waited.count({w.cta, s})) continue;
@@ -80,7 +88,9 @@ void annotate_stale_waits(const Kernel& k, RunResult& r) {
       try {
         WarpProgram prog(k, w.cta, w.warp);
         Op op;
+        size_t loads = 0;
         for (int64_t i = 0; i < n && prog.next(op) && --budget > 0; ++i) {
+          replay_load(prog, op, w, loads);
           if (op.kind != OpKind::Arrive && op.kind != OpKind::ArriveExpectTx && op.kind != OpKind::Commit) continue;
           if (barrier_slot(k, op.bar.array, op.bar.index) != slot) continue;
           const int64_t mask = op.kind == OpKind::Commit ? (op.b == 0 ? int64_t{1} << wc.rank : op.b) : 0;

@@ -1,6 +1,7 @@
 #include "sim/lowering.hpp"
 
 #include "sim/l2.hpp"
+#include "sim/operand_rules.hpp"
 
 #include <bit>
 #include <string>
@@ -104,6 +105,7 @@ WarpProgram::WarpProgram(const Kernel& kernel, int cta, int warp)
   env_[kSlotIsLeader] = pair ? (coord_.rank % 2 == 0) : 1;
   env_[kSlotPeerRank] = pair ? (coord_.rank ^ 1) : coord_.rank;
   env_[kSlotNumTiles] = kernel.launch.tiles;
+  env_[kSlotLeaderRank] = pair ? (coord_.rank & ~1) : coord_.rank;
   pipes_.resize(kernel.pipelines.size());
   for (size_t i = 0; i < kernel.pipelines.size(); ++i) {
     const PipelineDecl& p = kernel.pipelines[i];
@@ -118,6 +120,26 @@ WarpProgram::WarpProgram(const Kernel& kernel, int cta, int warp)
     }
   }
   if (role_ >= 0) stack_.push_back({&kernel.roles[static_cast<size_t>(role_)].body, 0, nullptr, 0, 1});
+}
+
+void WarpProgram::hash_into(StateHash& h) const {
+  h.add(role_).add(env_.size());
+  for (int64_t v : env_) h.add(v);
+  h.add(stack_.size());
+  for (const Frame& f : stack_) h.add_ptr(f.body).add(f.pc).add_ptr(f.loop).add(f.end).add(f.step);
+  const auto side = [&](const SideState& st) { h.add(st.index).add(st.phase).add(st.advances).add(st.kind).add(st.overridden); };
+  for (const PipeWarp& pw : pipes_) {
+    side(pw.producer);
+    side(pw.consumer);
+    h.add(pw.acquired).add(pw.unreleased.size() - pw.head);
+    for (size_t i = pw.head; i < pw.unreleased.size(); ++i) h.add(pw.unreleased[i]);
+  }
+  // Ops expanded and not yet taken: their kinds and operands are the program's next steps.
+  h.add(qsize_ - qhead_);
+  for (size_t i = qhead_; i < qsize_; ++i) {
+    const Op& o = i < kQueueInline ? qbuf_[i] : qspill_[i - kQueueInline];
+    h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
+  }
 }
 
 bool WarpProgram::next(Op& op) {
@@ -155,7 +177,7 @@ bool WarpProgram::next(Op& op) {
       case StmtKind::For: {
         const int64_t b = eval_in(*s.begin, env_), e = eval_in(*s.end, env_);
         const int64_t st = s.step ? eval_in(*s.step, env_) : 1;
-        if (st <= 0) throw ScenarioError(s.step->loc, "loop step must be positive, got " + std::to_string(st));
+        if (refuse(s, "bad_operand", operand::loop_step(st))) break;
         if (b < e && !s.body.empty()) {
           env_[s.slot] = b;
           stack_.push_back({&s.body, 0, &s, e, st});  // invalidates f
@@ -197,31 +219,55 @@ Op WarpProgram::make(OpKind kind, const Stmt& s) const {
   return op;
 }
 
-BarRef WarpProgram::bar_of(const BarOperand& b) const {
+bool WarpProgram::refuse(const Stmt& s, std::string_view rule, std::string why) {
+  if (why.empty()) return false;
+  fault_ = {std::string(rule), std::move(why)};
+  emit(make(OpKind::Fault, s));
+  stack_.clear();
+  return true;
+}
+
+// The statement's barrier operand; false when its index or rank is out of range (refused).
+bool WarpProgram::bar_of(const Stmt& s, BarRef& out) {
+  const BarOperand& b = *s.bar;
   const BarrierArray& arr = kernel_->barriers.at(b.array);
   const int64_t idx = eval_in(b.index, env_);
-  if (idx < 0 || idx >= arr.size)
-    throw ScenarioError(b.index.loc, "index " + std::to_string(idx) + " is outside " + arr.name + "[" +
-                                         std::to_string(arr.size) + "]");
-  BarRef r{b.array, static_cast<uint32_t>(idx), BarRef::kOwnCta};
+  if (refuse(s, "bad_operand", operand::barrier_index(idx, arr.name, arr.size))) return false;
+  out = BarRef{b.array, static_cast<uint32_t>(idx), BarRef::kOwnCta};
   if (b.rank) {
     const int64_t rank = eval_in(*b.rank, env_);
-    if (rank < 0 || rank >= kernel_->launch.cluster)
-      throw ScenarioError(b.rank->loc, "cta = " + std::to_string(rank) + " is not a rank of a cluster of " +
-                                           std::to_string(kernel_->launch.cluster));
-    r.rank = static_cast<int32_t>(rank);
+    if (refuse(s, "bad_operand", operand::cluster_rank(rank, kernel_->launch.cluster))) return false;
+    out.rank = static_cast<int32_t>(rank);
   }
-  return r;
+  return true;
 }
 
 void WarpProgram::expand(const Stmt& s) {
   Op op = make(s.op, s);
-  if (s.bar) op.bar = bar_of(*s.bar);
+  if (s.cell) {  // store / load of a shared-memory value cell
+    const SmemArray& arr = kernel_->smem.at(s.cell->array);
+    const int64_t idx = eval_in(s.cell->index, env_);
+    if (refuse(s, "bad_operand", operand::barrier_index(idx, arr.name, arr.size))) return;
+    op.b = arr.first + idx;
+    if (s.cell->rank) {
+      const int64_t rank = eval_in(*s.cell->rank, env_);
+      if (refuse(s, "bad_operand", operand::cluster_rank(rank, kernel_->launch.cluster))) return;
+      op.bar.rank = static_cast<int32_t>(rank);
+    }
+    op.a = s.op == OpKind::SmemStore ? eval_in(*s.value, env_) : s.slot;
+    emit(op);
+    return;
+  }
+  if (s.bar && !bar_of(s, op.bar)) return;
   switch (s.op) {
-    case OpKind::Compute: op.a = value(s.ns, 0); break;
+    case OpKind::Compute:
+      op.a = value(s.ns, 0);
+      if (refuse(s, "bad_operand", operand::compute_time(op.a))) return;
+      break;
     case OpKind::Wait:
       if (s.phase) {
         const int64_t k = eval_in(*s.phase, env_);
+        if (refuse(s, "bad_operand", operand::phase(k))) return;
         op.a = k & 1;
         op.b = k + 1;  // "phase k has completed" = k+1 completions
         op.flags |= kFlagPhaseTracked;
@@ -237,6 +283,13 @@ void WarpProgram::expand(const Stmt& s) {
       op.b = value(s.mask, 0);
       if (s.mask) op.flags |= kFlagMulticast;
       op.box = box_of(s);
+      if (op.bar.rank != BarRef::kOwnCta) {
+        // `cta = leader_rank` under cta_group 2: .cta_group::2, each destination's bytes complete on
+        // its pair leader's barrier (as a tma -> umma pipeline's copies do).
+        if (refuse(s, "bad_operand", operand::tma_barrier_rank(op.bar.rank, coord_.rank, kernel_->launch.cta_group))) return;
+        if (kernel_->launch.cta_group == 2 && op.bar.rank == (coord_.rank & ~1)) op.flags |= kFlagCtaGroup2;
+        op.bar.rank = BarRef::kOwnCta;
+      }
       break;
     case OpKind::BulkStore: op.a = value(s.bytes, 0); break;
     case OpKind::WaitGroup: op.a = value(s.n, 0); op.b = value(s.expect, 0); break;
@@ -247,41 +300,44 @@ void WarpProgram::expand(const Stmt& s) {
     case OpKind::Inval: case OpKind::FenceInit: case OpKind::CommitGroup:
     case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::TmemRelinquish: break;
     case OpKind::Mma: {
-      const auto dim = [&](const std::optional<Expr>& e) {
-        const int64_t v = value(e, 0);
-        if (v < 0 || v > 0xffff) throw ScenarioError(e ? e->loc : kernel_->sites[s.site].loc, "mma dimension " + std::to_string(v) + " out of range");
-        return static_cast<int>(v);
-      };
-      op.a = pack_mma({s.mma_kind, dim(s.mma_m), dim(s.mma_n), dim(s.mma_k)});
+      const int64_t m = value(s.mma_m, 0), n = value(s.mma_n, 0), k = value(s.mma_k, 0);
+      for (const auto& [which, v] : {std::pair{"M", m}, std::pair{"N", n}, std::pair{"K", k}})
+        if (refuse(s, "bad_operand", operand::mma_dim(which, v))) return;
+      op.a = pack_mma({s.mma_kind, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k)});
       op.b = value(s.count, 1);
-      if (op.b < 1) throw ScenarioError(s.count->loc, "mma count must be at least 1");
+      if (refuse(s, "bad_operand", operand::mma_count(op.b))) return;
       break;
     }
     case OpKind::Commit:
       op.b = value(s.mask, 0);
       if (s.mask) op.flags |= kFlagMulticast;
       break;
-    case OpKind::TmemAlloc: case OpKind::TmemDealloc: case OpKind::TmemLoad: case OpKind::TmemStore:
+    case OpKind::TmemAlloc: case OpKind::TmemDealloc: op.a = value(s.cols, 0); break;  // the engine: tmem_bad_alloc
+    case OpKind::TmemLoad: case OpKind::TmemStore:
       op.a = value(s.cols, 0);
+      if (refuse(s, "bad_operand", operand::tmem_access_cols(op.a))) return;
       break;
     case OpKind::TmemWait: op.a = value(s.n, 0); break;
     case OpKind::StageWrite: break;
     // Only external programs (PTX) issue these; the scenario language has no statement for them.
     case OpKind::MmaCommitGroup: case OpKind::MmaWaitGroup: case OpKind::Fault: case OpKind::ClcTryCancel: break;
+    case OpKind::SmemStore: case OpKind::SmemLoad: break;  // above (s.cell)
   }
   switch (s.op) {
-    case OpKind::Mma: case OpKind::Commit: case OpKind::TmemAlloc: case OpKind::TmemDealloc:
-      if (cta_group_of(s) == 2) op.flags |= kFlagCtaGroup2;
+    case OpKind::Mma: case OpKind::Commit: case OpKind::TmemAlloc: case OpKind::TmemDealloc: {
+      const int64_t g = cta_group_of(s);
+      if (g == 0) return;
+      if (g == 2) op.flags |= kFlagCtaGroup2;
       break;
+    }
     default: break;
   }
   emit(op);
 }
 
-int64_t WarpProgram::cta_group_of(const Stmt& s) const {
+int64_t WarpProgram::cta_group_of(const Stmt& s) {
   const int64_t g = value(s.cta_group, kernel_->launch.cta_group);
-  if (g != 1 && g != 2) throw ScenarioError(s.cta_group ? s.cta_group->loc : kernel_->sites[s.site].loc, "cta_group must be 1 or 2");
-  return g;
+  return refuse(s, "bad_operand", operand::cta_group(g, kernel_->launch.cluster)) ? 0 : g;
 }
 
 int64_t WarpProgram::leader_rank() const {
@@ -482,6 +538,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       }
       if (n == 0) break;
       const int64_t mask = p.multicast ? eval_in(*p.multicast, env_) : 0;
+      if (mask != 0 && refuse(s, "bad_operand", operand::multicast_mask(mask, kernel_->launch.cluster))) break;
       if (mask == 0) {
         Op a = make(OpKind::Arrive, s);
         a.bar = {p.empty, static_cast<uint32_t>(j), BarRef::kOwnCta};
@@ -498,8 +555,6 @@ void WarpProgram::expand_pipe(const Stmt& s) {
         a.flags = kFlagFromPipeline;
         emit(a);
       }
-      if (mask >> kernel_->launch.cluster)
-        throw ScenarioError(p.multicast->loc, "multicast mask " + std::to_string(mask) + " names ranks outside a cluster of " + std::to_string(kernel_->launch.cluster));
       break;
     }
     case PipeCall::ProducerTail:
@@ -533,9 +588,9 @@ void WarpProgram::set_state(const Stmt& s) {
   SideState& st = s.side == Side::Producer ? pipes_.at(s.pipeline).producer : pipes_.at(s.pipeline).consumer;
   if (s.state_kind) st.kind = *s.state_kind;
   const int64_t idx = value(s.index, stage_index(st, p.stages));
-  const int64_t ph = value(s.phase, stage_phase(st, p.stages)) & 1;
-  if (idx < 0 || idx >= p.stages)
-    throw ScenarioError(s.index->loc, "state index " + std::to_string(idx) + " is outside 0.." + std::to_string(p.stages - 1));
+  const int64_t phase = value(s.phase, stage_phase(st, p.stages));
+  if (refuse(s, "bad_operand", operand::state_index(idx, p.stages)) || refuse(s, "bad_operand", operand::state_phase(phase))) return;
+  const int64_t ph = phase & 1;
   if (st.kind == StateKind::PipelineStateSimple) {
     st.index = ph * p.stages + idx;
   } else {

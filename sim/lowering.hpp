@@ -5,12 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
 
 #include "sim/op.hpp"
 #include "sim/program.hpp"
+#include "sim/state_hash.hpp"
 
 namespace pipesim::sim {
 
@@ -40,6 +44,14 @@ class WarpProgram {
   int role() const { return role_; }
   // The next primitive op; false once the role's program has finished (the warp exits).
   bool next(Op& op);
+  // Its position and state (loop variables, `var`s, pipeline states, ops not yet taken), for the
+  // exhaustive search's visited set (sim/explore.hpp).
+  void hash_into(StateHash& h) const;
+  // A computed operand out of its range (sim/operand_rules.hpp): next() yields an OpKind::Fault at
+  // the statement's site, then the program ends. The rule's id and its sentence.
+  const std::pair<std::string, std::string>& fault() const { return fault_; }
+  // A load's value, delivered by whoever executes the SmemLoad op (the engine) before the next op.
+  void set_value(uint32_t slot, int64_t v) { env_[slot] = v; }
 
  private:
   struct Frame {
@@ -66,7 +78,9 @@ class WarpProgram {
   void expand_pipe(const Stmt& s);
   void set_state(const Stmt& s);
   Op make(OpKind kind, const Stmt& s) const;
-  BarRef bar_of(const BarOperand& b) const;
+  bool bar_of(const Stmt& s, BarRef& out);
+  // Yields the fault op and ends the program when `why` is not empty (a rule broke).
+  bool refuse(const Stmt& s, std::string_view rule, std::string why);
   int64_t value(const std::optional<Expr>& e, int64_t fallback) const;
   uint64_t box_of(const Stmt& s) const;
   int64_t stage_index(const SideState& st, int64_t stages) const;
@@ -79,11 +93,12 @@ class WarpProgram {
   int64_t leader_rank() const;   // cluster rank of this CTA pair's leader (own rank if cta_group 1)
   int64_t pair_mask() const;     // the pair's ranks (own rank only if cta_group 1)
   BarRef at_leader(uint32_t array, int64_t index) const;
-  int64_t cta_group_of(const Stmt& s) const;
+  int64_t cta_group_of(const Stmt& s);  // 0: refused
   void push_commit(const Stmt& s, uint32_t array, int64_t index, int64_t mask);
 
   const Kernel* kernel_;
   int role_ = -1;
+  std::pair<std::string, std::string> fault_;  // refuse(): rule id, sentence
   CtaCoord coord_;
   // Inline storage: thousands of warps step in turn, so their state stays out of separate
   // heap blocks.

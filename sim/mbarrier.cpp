@@ -3,8 +3,6 @@
 namespace pipesim::sim {
 namespace {
 
-bool tx_in_range(int64_t tx) { return tx >= -kMbarMaxCount && tx <= kMbarMaxCount; }
-
 // Completion: pending and tx both exactly zero flips the phase and re-arms pending.
 MbarOutcome try_complete(MBarrier& b) {
   if (b.pending == 0 && b.tx == 0) {
@@ -40,7 +38,7 @@ std::string_view violation_id(MbarViolation v) {
 
 MbarOutcome mbar_init(MBarrier& b, int64_t count) {
   if (b.initialised) return {MbarViolation::Reinit, 0};
-  if (count < 1 || count > kMbarMaxCount) return {MbarViolation::CountRange, 0};
+  if (!mbar_count_in_range(count)) return {MbarViolation::CountRange, 0};
   b = MBarrier{true, 0, count, count, 0};
   return {};
 }
@@ -49,18 +47,18 @@ void mbar_inval(MBarrier& b) { b.initialised = false; }
 
 MbarOutcome mbar_arrive(MBarrier& b, int64_t count) {
   if (!b.initialised) return {MbarViolation::Uninit, 0};
-  if (count < 1 || count > kMbarMaxCount) return {MbarViolation::CountRange, 0};
+  if (!mbar_count_in_range(count)) return {MbarViolation::CountRange, 0};
   return arrive_n(b, count);
 }
 
+// A warp's arrive is one arrival of its lanes' counts together: two lanes arriving in one
+// instruction with one arrival pending fault the H100 as a count-2 arrive does (kernels/interp/
+// pollprobe.cu `lanes`, docs/runs/pollprobe-h100-2026-11-26.txt; U2), rather than completing a phase
+// each.
 MbarOutcome mbar_arrive_threads(MBarrier& b, int64_t count, int64_t threads) {
-  MbarOutcome total;
-  for (int64_t t = 0; t < threads; ++t) {
-    const MbarOutcome r = mbar_arrive(b, count);
-    if (r.violation != MbarViolation::None) return {r.violation, total.phases_completed};
-    total.phases_completed += r.phases_completed;
-  }
-  return total;
+  if (!b.initialised) return {MbarViolation::Uninit, 0};
+  if (!mbar_count_in_range(count)) return {MbarViolation::CountRange, 0};
+  return arrive_n(b, count * threads);
 }
 
 MbarOutcome mbar_arrive_expect_tx(MBarrier& b, int64_t bytes) {
@@ -69,14 +67,14 @@ MbarOutcome mbar_arrive_expect_tx(MBarrier& b, int64_t bytes) {
   // an arrive.expect_tx with no arrival left faults like a plain arrive (crosscheck on H100,
   // 2026-11-21: scenarios/rules/pending_underflow_expect_tx_broken.scn faults on the device).
   if (b.pending < 1) return {MbarViolation::PendingUnderflow, 0};
-  if (!tx_in_range(b.tx + bytes)) return {MbarViolation::TxRange, 0};
+  if (!mbar_tx_in_range(b.tx + bytes)) return {MbarViolation::TxRange, 0};
   b.tx += bytes;
   return arrive_n(b, 1);
 }
 
 MbarOutcome mbar_expect_tx(MBarrier& b, int64_t bytes) {
   if (!b.initialised) return {MbarViolation::Uninit, 0};
-  if (!tx_in_range(b.tx + bytes)) return {MbarViolation::TxRange, 0};
+  if (!mbar_tx_in_range(b.tx + bytes)) return {MbarViolation::TxRange, 0};
   b.tx += bytes;
   // h100-probes.md U4b: an expect_tx that brings tx back to 0 while pending is 0 completes.
   return try_complete(b);
@@ -84,7 +82,7 @@ MbarOutcome mbar_expect_tx(MBarrier& b, int64_t bytes) {
 
 MbarOutcome mbar_complete_tx(MBarrier& b, int64_t bytes) {
   if (!b.initialised) return {MbarViolation::Uninit, 0};
-  if (!tx_in_range(b.tx - bytes)) return {MbarViolation::TxRange, 0};
+  if (!mbar_tx_in_range(b.tx - bytes)) return {MbarViolation::TxRange, 0};
   b.tx -= bytes;  // may go negative: bytes may land before the expect (probe 8/9)
   return try_complete(b);
 }

@@ -9,6 +9,8 @@
 namespace pipesim::sim {
 
 inline constexpr int64_t kMbarMaxCount = (int64_t{1} << 20) - 1;  // arrival count and |tx| bound
+inline bool mbar_count_in_range(int64_t count) { return count >= 1 && count <= kMbarMaxCount; }
+inline bool mbar_tx_in_range(int64_t tx) { return tx >= -kMbarMaxCount && tx <= kMbarMaxCount; }
 
 struct MBarrier {
   bool initialised = false;
@@ -53,15 +55,15 @@ inline bool mbar_parity_passed(const MBarrier& b, int64_t parity) {
   return (parity & 1) != (b.completed & 1);
 }
 
-// One poll of a parity wait (a warp waits by polling: try_wait.parity with a time limit, in a loop).
-// Each poll reads only the barrier's current parity (mbar_parity_passed): nothing remembers a phase
-// that completed between two polls, so a barrier that completed twice since the warp's last poll
-// reads as not passed and the warp keeps waiting (it missed that phase). `consumed` is the
-// completed count at which this warp's previous wait on the barrier returned (-1: none): a poll
-// that passes while the barrier still has that count passed on that same completion again, i.e.
-// its phase bit did not flip (rule phase_reused, if the warp released that phase in between:
-// Engine::wait_passed). Assumption poll-reads-parity
-// (docs/semantics.md): what silicon shows is kernels/interp/pollprobe.cu's to say.
+// One look at a parity wait: passes iff the barrier's current parity says so (mbar_parity_passed).
+// A try_wait suspended in the hardware when the phase completes is woken by that completion and
+// returns true, however soon the next completion follows (H100, kernels/interp/pollprobe.cu,
+// docs/semantics.md "Polling and missed phases"): the engine passes a blocked waiter at the
+// completion. A test_wait spin reads only the parity at each read and can miss a phase that came
+// and went between two reads. `consumed` is the completed count at which this warp's previous wait
+// on the barrier returned (-1: none): a look that passes while the barrier still has that count
+// passes on that same completion again, i.e. its phase bit did not flip (rule phase_reused, if the
+// warp released that phase in between: Engine::wait_passed).
 enum class MbarPoll : uint8_t { Blocked, Passed, PassedOnConsumed };
 inline MbarPoll mbar_poll(const MBarrier& b, int64_t parity, int64_t consumed) {
   if (!mbar_parity_passed(b, parity)) return MbarPoll::Blocked;

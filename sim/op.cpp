@@ -36,6 +36,8 @@ std::string_view op_name(OpKind k) {
     case OpKind::MmaWaitGroup: return "wgmma.wait_group";
     case OpKind::Fault: return "fault";
     case OpKind::ClcTryCancel: return "clusterlaunchcontrol.try_cancel";
+    case OpKind::SmemStore: return "store";
+    case OpKind::SmemLoad: return "load";
   }
   return "?";
 }

@@ -16,7 +16,7 @@ enum class OpKind : uint8_t {
   Wait,            // try_wait.parity loop on bar (own CTA); a = parity; b = target (see Op)
   TestWait,        // test_wait.parity, non-blocking; a = parity; b = the result the scenario expects
   Arrive,          // bar (maybe remote); a = count; b > 1: that many threads each arrive with a
-                   // (a warp's arrive: one arrival after another, mbar_arrive_threads)
+                   // (a warp's arrive: one arrival of a x b, mbar_arrive_threads)
   ArriveExpectTx,  // bar (maybe remote); a = bytes; one arrival
   ExpectTx,        // bar (maybe remote); a = bytes
   CompleteTx,      // bar (maybe remote); a = bytes
@@ -54,6 +54,10 @@ enum class OpKind : uint8_t {
   ClcTryCancel,    // clusterlaunchcontrol.try_cancel: cancels the next cluster not yet launched (if
                    // any); the 16-byte response (ExternalRun::clc_response) lands at shared offset a
                    // with complete_tx(16) on bar, in every CTA of the cluster when b = 1 (multicast)
+  // Values through shared memory (scenarios): b = the cell (Kernel::smem, flattened: smem_cell), in
+  // the CTA of cluster rank bar.rank (kOwnCta: the warp's own).
+  SmemStore,       // st.shared(::cluster); a = the value
+  SmemLoad,        // ld.shared; a = the warp's environment slot that receives the value
 };
 
 // ClusterArrive.b. A PTX kernel's arrive says whether it releases (its default) or is .relaxed; a

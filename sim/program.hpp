@@ -67,10 +67,20 @@ enum BuiltinSlot : uint32_t {
   kSlotIsLeader,       // 1 on the leader CTA of a CTA pair (even rank) or when cta_group is 1
   kSlotPeerRank,       // cluster rank of the other CTA of the pair (own rank when cta_group is 1)
   kSlotNumTiles,       // the persistent scheduler's tile count (0 without a scheduler)
+  kSlotLeaderRank,     // cluster rank of this CTA pair's leader (own rank when cta_group is 1)
   kNumBuiltinSlots,
 };
 
 // --------------------------------------------------------------- declarations
+// `smem NAME[N]`: N 64-bit cells per CTA through which warps pass values (a scheduler's next tile);
+// `store NAME[i] = v` and `load NAME[i]` (sim/engine_values.cpp checks the order: read_without_wait).
+struct SmemArray {
+  std::string name;
+  uint32_t size = 1;
+  uint32_t first = 0;  // its first cell in the CTA's flattened cells
+  SourceLoc loc;
+};
+
 struct BarrierArray {
   std::string name;       // "full", or "ab.full" for a pipeline's arrays
   uint32_t size = 1;      // elements per CTA
@@ -161,6 +171,9 @@ struct Stmt {
   Side side = Side::Producer;
   std::optional<Expr> index;  // SetState
   std::optional<StateKind> state_kind;
+  // SmemStore / SmemLoad: the cell (array = Kernel::smem index); SmemStore's value is `value`,
+  // SmemLoad's destination environment slot is `slot`.
+  std::optional<BarOperand> cell;
   // tcgen05
   model::MmaKind mma_kind = model::MmaKind::F16;
   std::optional<Expr> mma_m, mma_n, mma_k, cols;  // mma shape (Stmt::n is wait_group N)
@@ -237,6 +250,8 @@ struct Kernel {
   const model::Arch* arch = nullptr;
   Launch launch;
   std::vector<BarrierArray> barriers;
+  std::vector<SmemArray> smem;     // shared-memory value cells
+  uint32_t smem_cells = 0;         // cells per CTA, all arrays
   std::vector<PipelineDecl> pipelines;
   std::vector<Role> roles;
   std::vector<Site> sites;

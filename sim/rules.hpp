@@ -34,6 +34,7 @@ inline constexpr RuleInfo kRules[] = {
     {"tmem_bad_alloc", true, "TMEM columns not a power of two in 32..512, growing, or after relinquish"},
     {"tmem_leak", true, "a CTA exited still holding TMEM columns"},
     {"tmem_dealloc_before_peer_alloc", true, "a cta_group::2 tcgen05.dealloc before the CTA pair's collective allocation completed (the peer's alloc pending or never issued)"},
+    {"read_without_wait", true, "a load of a shared-memory value cell whose latest store is not ordered before it (the writer's release after the store, the reader's wait on it), or that was never stored"},
     {"smem_war", true, "a staging buffer written before wait_group.read retired the bulk store from it"},
     {"kernel_fault", true, "the kernel's own code faulted: trap, an access outside its memory, a misaligned address, a TMA through a non-tensor-map"},
     {"smem_over_capacity", true, "the shared memory the scenario's config and pipelines need exceeds the per-block limit: the launch would fail"},

@@ -27,6 +27,12 @@ OpStreams materialise(const Kernel& k, const StreamLimits& limits) {
       WarpProgram p(k, c, w);
       Op op;
       while (p.next(op)) {
+        // A computed operand the lowering refused: the run's fault, and nothing the device can run.
+        const std::string at = "line " + std::to_string(k.sites[op.site].loc.line) + ": ";
+        if (op.kind == OpKind::Fault) throw StreamUnavailable(at + p.fault().first + ": " + p.fault().second);
+        // A value read from shared memory steers the program: its stream cannot be laid out ahead.
+        if (op.kind == OpKind::SmemLoad)
+          throw StreamUnavailable(at + "values through shared memory ('load') do not run on the device interpreter");
         if (s.ops.size() >= limits.max_ops)
           throw StreamTooLarge("the scenario lowers to more than " + std::to_string(limits.max_ops) +
                                " operations (reached at CTA " + std::to_string(c) + " warp " + std::to_string(w) + " of " +

@@ -33,9 +33,14 @@ struct StreamLimits {
   uint64_t max_ops = uint64_t{64} << 20;  // 64 M ops (1.5 GiB of DevOp) in all
 };
 
-// Too large for the device: the message says how large and what the limit is.
-struct StreamTooLarge : std::runtime_error {
+// A scenario the device interpreter cannot run (the message says why): too large, a value loaded
+// from shared memory steering it, or a computed operand the lowering refused (the model's fault).
+struct StreamUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+// Too large for the device: the message says how large and what the limit is.
+struct StreamTooLarge : StreamUnavailable {
+  using StreamUnavailable::StreamUnavailable;
 };
 
 struct OpStreams {
@@ -58,8 +63,9 @@ struct OpStreams {
   uint64_t end(int cta, int warp) const { return offsets[warp_index(cta, warp) + 1]; }
 };
 
-// Runs WarpProgram for every (CTA, warp) of the kernel. Throws StreamTooLarge past limits.max_ops
-// and ScenarioError where the lowering does (bad indices, division by zero ...).
+// Runs WarpProgram for every (CTA, warp) of the kernel. Throws StreamTooLarge past limits.max_ops,
+// StreamUnavailable at a `load` or a refused operand, and ScenarioError where the lowering does
+// (division by zero ...).
 OpStreams materialise(const Kernel& kernel, const StreamLimits& limits = {});
 
 // ------------------------------------------------------------------------------------ results

@@ -516,20 +516,20 @@ TEST(H100Probe, M2_RemoteArrivesFromBothCtasOnCount2Barrier_Completes) {
   EXPECT_TRUE(mbar_parity_passed(b, 0));
 }
 
-// A warp's arrive is 32 arrivals, one after another: on a barrier expecting 48 the first warp leaves
-// 16 pending, the second completes the phase with 16 of its lanes and its other 16 count in the next
-// phase (no underflow: only a single arrival larger than pending faults, probe U1).
-TEST(WarpArrive, LanesPastThePhaseEndCountInTheNextPhase) {
-  MBarrier b = fresh(48);
+// A warp's arrive is one arrival of all its lanes (H100, pollprobe `lanes`: two lanes on a barrier
+// with one arrival pending fault): on a barrier expecting 64 two warps complete the phase; on one
+// expecting 48 the second warp's 32 lanes are more than the 16 pending, a pending underflow.
+TEST(WarpArrive, AWarpsLanesArriveAsOneArrival) {
+  MBarrier b = fresh(64);
   expect_ok(mbar_arrive_threads(b, 1, 32), 0);
-  EXPECT_EQ(b.pending, 16);
+  EXPECT_EQ(b.pending, 32);
   expect_ok(mbar_arrive_threads(b, 1, 32), 1);
   EXPECT_EQ(b.completed, 1);
-  EXPECT_EQ(b.pending, 32);
-  // On a count-1 barrier a warp completes 32 phases: the parity comes back where it was.
+  MBarrier b48 = fresh(48);
+  expect_ok(mbar_arrive_threads(b48, 1, 32), 0);
+  EXPECT_EQ(mbar_arrive_threads(b48, 1, 32).violation, MbarViolation::PendingUnderflow);
   MBarrier one = fresh(1);
-  expect_ok(mbar_arrive_threads(one, 1, 32), 32);
-  EXPECT_FALSE(mbar_parity_passed(one, 0));
+  EXPECT_EQ(mbar_arrive_threads(one, 1, 2).violation, MbarViolation::PendingUnderflow);
   // With bytes outstanding and no arrival pending, the next lane's arrive underflows (probe U2).
   MBarrier tx = fresh(2);
   expect_ok(mbar_arrive_expect_tx(tx, 64), 0);

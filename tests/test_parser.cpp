@@ -660,9 +660,9 @@ TEST(ParserErrors, UnknownArch) {
 }
 
 TEST(ParserErrors, DuplicateNames) {
-  EXPECT_ERR(std::string(kHeader) + "barrier ab\n", 5, 9, "duplicate barrier or pipeline name 'ab'");
+  EXPECT_ERR(std::string(kHeader) + "barrier ab\n", 5, 9, "duplicate barrier, pipeline or smem name 'ab'");
   EXPECT_ERR(std::string(kHeader) + "pipeline full : PipelineAsync, stages = 1\n", 5, 10,
-             "duplicate barrier or pipeline name 'full'");
+             "duplicate barrier, pipeline or smem name 'full'");
   EXPECT_ERR(role("compute 1 ns") + "role r warp 9:\n  compute 1 ns\n", 7, 6, "duplicate role 'r'");
   EXPECT_ERR(role("compute 1 ns") + "expect ok\nexpect hang\n", 8, 1, "'expect' given twice");
   EXPECT_ERR(role("let warp_in_role = 1"), 6, 7, "'warp_in_role' is a built-in name");

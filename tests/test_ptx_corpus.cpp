@@ -63,7 +63,7 @@ TEST(CutlassCorpus, EveryKernelAndShapeRunsToTheEnd) {
     EXPECT_GT(r.result.instructions, 0u);
     ++checked;
   }
-  EXPECT_GE(checked, 24);  // 6 kernels x 4 shapes
+  EXPECT_GE(checked, 35);  // 6 kernels x 6 shapes, less 54 at 256x4096x8192 (tools/cutlass_corpus/corpus_common.py)
 }
 
 // What each mutant must give (corpus_mutant_want.hpp).

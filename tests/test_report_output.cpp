@@ -92,12 +92,32 @@ TEST(GroupedFindings, ProductionScenarioIsShort) {
   EXPECT_EQ(count(r.report, "  impact: " + std::string(sim::warning_impact("dangling_expect_tx")) + "\n"), 4u) << r.report;
 }
 
-TEST(GroupedFindings, VerboseListsEveryInstanceOnce) {
+// -v adds detail, never floods: 148 instances that say the same as their group add one line per group.
+TEST(GroupedFindings, VerboseDoesNotRepeatTheGroup) {
   const CheckResult& r = production();
   const std::string v = human_report(r, {.verbose = true, .color = false});
-  for (const sim::Finding& f : r.result.findings)
-    EXPECT_EQ(count(v, "\n  CTA " + std::to_string(f.cta) + ": barrier state"), 2u) << f.cta;  // two barriers per CTA
-  EXPECT_LT(lines(v), lines(r.report) + 148 + 1) << "one line per instance, no more";
+  EXPECT_EQ(lines(v), lines(r.report) + 4) << v;
+  EXPECT_EQ(count(v, "  every instance says the same (--json lists each one)\n"), 4u) << v;
+  EXPECT_EQ(v.find("\n  CTA 0: barrier state"), std::string::npos) << v;
+}
+
+// The instances that do say more: each distinct detail once, with the CTAs that carry it.
+TEST(GroupedFindings, VerboseShowsEachDistinctDetailOnce) {
+  CheckResult r = production();
+  size_t marked = 0;
+  for (sim::Finding& f : r.result.findings) {
+    if (f.message.find("ab.full[1]") == std::string::npos) continue;  // the group in CTAs 0, 2, ..., 74
+    if (f.cta == 0 || f.cta == 2) f.notes.push_back("the TMA unit of CTA " + std::to_string(f.cta) + " was reset");
+    if (f.cta == 4) f.notes.push_back("a note only CTA 4 has");
+    marked += f.cta == 0 || f.cta == 2 || f.cta == 4;
+  }
+  ASSERT_EQ(marked, 3u);
+  const std::string v = human_report(r, {.verbose = true, .color = false});
+  EXPECT_EQ(count(v, "\n  CTAs 0, 2 (2): the TMA unit of this CTA was reset\n"), 1u) << v;
+  EXPECT_EQ(count(v, "\n  CTA 4: a note only this CTA has\n"), 1u) << v;
+  EXPECT_EQ(count(v, "every instance says the same"), 3u) << "the other three groups" << v;
+  const std::string plain = human_report(r, {.verbose = false, .color = false});
+  EXPECT_EQ(count(plain, "  note: 3 of the 38 instances have notes of their own (-v shows them)\n"), 1u) << plain;
 }
 
 TEST(GroupedFindings, JsonKeepsInstancesAndGroups) {

@@ -121,6 +121,7 @@ const std::vector<RuleCase>& cases() {
       {"tmem_leak", "tmem_leak", "compute 100 ns", 0, 0, V::Error},
       {"tmem_dealloc_before_peer_alloc", "tmem_dealloc_before_peer_alloc", "tmem_dealloc cols = 256", 1, 0, V::Error},  // the follower
       {"smem_war", "smem_war", "out.producer_acquire", 0, 0, V::Error},
+      {"read_without_wait", "read_without_wait", "var v = load cell", 0, 1, V::Error},
       // Budgets (verify/scenario_budget.hpp): about the kernel as a whole, no CTA or warp.
       {"smem_over_capacity", "smem_over_capacity", "launch ctas = 2", -1, -1, V::Error},
       // Warnings: the broken form keeps the verdict it really has.
@@ -345,13 +346,18 @@ TEST(CheckBadInput, PipelineCallsOutOfOrderAreBadInputAtTheCall) {
   EXPECT_TRUE(has(c.diagnostic, "inline.scn:6:3: error: ab.consumer_release without a matching ab.consumer_wait")) << c.diagnostic;
 }
 
-// A barrier index past the array, known only at run time: bad input at the index expression
-// (sim/program.hpp: ScenarioError). NB: rules.hpp lists "index" under bad_operand as well.
-TEST(CheckBadInput, BarrierIndexPastTheArrayAtRunTimeIsBadInput) {
+// A barrier index past the array, known only at run time: the run's bad_operand fault at the
+// statement, with the sentence a constant index gets while reading (sim/operand_rules.hpp).
+TEST(CheckBadInput, BarrierIndexPastTheArrayAtRunTimeIsABadOperandFault) {
   const CheckResult r = check_inline("role probe warp 0:\n  arrive bar[warp + 1]\nexpect ok\n");
-  ASSERT_TRUE(r.bad_input) << r.report;
-  EXPECT_EQ(r.diagnostic.rfind("inline.scn:5:14: error: index 1 is outside bar[1]", 0), 0u) << r.diagnostic;
-  EXPECT_TRUE(has(r.diagnostic, "^")) << r.diagnostic;
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  ASSERT_NE(first_fatal(r), nullptr) << r.report;
+  EXPECT_EQ(first_fatal(r)->kind, "bad_operand") << r.report;
+  EXPECT_EQ(first_fatal(r)->message, "index 1 is outside 'bar' (1 element: 0..0)") << r.report;
+  EXPECT_EQ(r.kernel.sites.at(first_fatal(r)->site).loc.line, 5u) << r.report;
+  const CheckResult c = check_inline("role probe warp 0:\n  arrive bar[1]\nexpect ok\n");
+  ASSERT_TRUE(c.bad_input) << c.report;
+  EXPECT_EQ(c.diagnostic.rfind("inline.scn:5:14: error: index 1 is outside 'bar' (1 element: 0..0)", 0), 0u) << c.diagnostic;
 }
 
 TEST(CheckBudget, RunawayScenarioStopsAtTheEventBudgetWithEveryWarpsState) {

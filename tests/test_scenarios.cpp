@@ -494,5 +494,53 @@ TEST(LanguageVar, AMissedPhaseFlipIsReportedAtTheWait) {
   EXPECT_REPORT_HAS(r, "wait on full[0] for parity 1 passed");  // iteration 4: the unflipped bit
 }
 
+// The line a warp of CTA `cta` is blocked at (0: not blocked).
+uint32_t blocked_line(const CheckResult& r, int cta, int warp) {
+  for (const sim::WarpEnd& w : r.result.warps)
+    if (w.cta == cta && w.warp == warp && w.status == sim::WarpStatus::Blocked) return r.kernel.sites.at(w.site).loc.line;
+  return 0;
+}
+
+// ------------------------------------------------------------------ a raw tma to the pair leader's barrier
+TEST(LanguagePairTma, BothCopiesCompleteTheLeadersBarrierAndTheFollowersOwnHangsTheLeader) {
+  const CheckResult ok = check("language/pair_tma_leader_ok.scn");
+  ASSERT_FALSE(ok.bad_input) << ok.diagnostic;
+  EXPECT_EQ(ok.result.verdict, sim::Verdict::Ok) << ok.report;
+  const std::string f = "language/pair_tma_leader_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+  // The leader's MMA warp (CTAs 0 and 2, warp 1) waits on its full barrier: half the bytes came.
+  const uint32_t at = static_cast<uint32_t>(line_of(f, "wait full[k % STAGES] parity = (k / STAGES) % 2"));
+  EXPECT_EQ(blocked_line(r, 0, 1), at) << r.report;
+  EXPECT_EQ(blocked_line(r, 2, 1), at) << r.report;
+  EXPECT_REPORT_HAS(r, "16384 more byte(s)");
+}
+
+// ------------------------------------------------------------------ values through shared memory
+TEST(LanguageValues, PublishedValuesSteerTheReadersAndAReadBeforeItsWaitIsAnError) {
+  const CheckResult ok = check("language/values_publish_ok.scn");
+  ASSERT_FALSE(ok.bad_input) << ok.diagnostic;
+  EXPECT_EQ(ok.result.verdict, sim::Verdict::Ok) << ok.report;
+  const std::string f = "language/values_read_without_wait_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Error) << r.report;
+  ASSERT_FALSE(r.result.findings.empty());
+  EXPECT_EQ(r.result.findings.front().kind, "read_without_wait");
+  EXPECT_EQ(r.kernel.sites.at(r.result.findings.front().site).loc.line,
+            static_cast<uint32_t>(line_of(f, "var tile = load tile_info[k % STAGES]")));
+}
+
+TEST(LanguageValues, TwoRolesDecodingTheSameGrantDifferentlyHangAtTheConsumersWait) {
+  const CheckResult ok = check("language/values_decode_ok.scn");
+  ASSERT_FALSE(ok.bad_input) << ok.diagnostic;
+  EXPECT_EQ(ok.result.verdict, sim::Verdict::Ok) << ok.report;
+  const std::string f = "language/values_decode_broken.scn";
+  const CheckResult r = check(f);
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+  const uint32_t at = static_cast<uint32_t>(line_of(f, "ab.consumer_wait"));
+  EXPECT_EQ(blocked_line(r, 0, 2), at) << r.report;
+  EXPECT_EQ(blocked_line(r, 1, 2), at) << r.report;
+}
+
 }  // namespace
 }  // namespace pipesim::verify

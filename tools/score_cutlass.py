@@ -2,11 +2,13 @@
 """Predicted vs measured for the CUTLASS corpus on the H100 (docs/performance.md, issue 21).
 
   tools/score_cutlass.py --pipesim build/verify/pipesim [--corpus build-corpus/cutlass_corpus]
-      [--measured docs/runs/cutlass-h100-2026-11-25.txt] [--timing NAME=VALUE]... [-j 2] [--body]
+      [--measured RESULTS.txt] [--shape MxNxK]... [--timing NAME=VALUE]... [-j 2] [--body]
 
 Runs `pipesim check KERNEL.ptx --launch LAUNCH --json` for every kernel of the corpus's manifest,
 takes its predicted_ns, and prints a Markdown table against the measured medians (the RESULT lines of
-run_device.sh), with the mean absolute percentage error and the largest error. The measured medians
+run_device.sh: --measured, e.g. the device_results.txt a run brought back; rows it has no timing for show
+"?" and are counted apart), with the mean absolute percentage error and the largest error, over all rows
+and per shape (--shape: those shapes only). The measured medians
 are CUDA-event times of each launch, so the prediction compared is predicted_event_ns (the body plus the
 architecture's launch floor); --body compares the body alone. --timing is passed to pipesim (e.g.
 l2_bytes=0: the model without its L2)."""
@@ -24,7 +26,8 @@ def measured(path):
         if not line.startswith("RESULT kernel="):
             continue
         f = dict(re.findall(r'(\w+)=("[^"]*"|\S+)', line))
-        out[(f["kernel"], f["variant"], f["shape"])] = float(f["median_us"])
+        if f.get("verdict") == "ok" and "median_us" in f:  # a hang, error or skipped run timed nothing
+            out[(f["kernel"], f["variant"], f["shape"])] = float(f["median_us"])
     return out
 
 
@@ -51,6 +54,7 @@ def main():
     ap.add_argument("--pipesim", required=True)
     ap.add_argument("--corpus", default="build-corpus/cutlass_corpus")
     ap.add_argument("--measured", default="docs/runs/cutlass-h100-2026-11-25.txt")
+    ap.add_argument("--shape", action="append", default=[], help="MxNxK: only these shapes (default: all)")
     ap.add_argument("--timing", action="append", default=[])
     ap.add_argument("-j", type=int, default=2)
     ap.add_argument("--body", action="store_true",
@@ -58,24 +62,42 @@ def main():
     args = ap.parse_args()
     corpus = Path(args.corpus)
     kernels = json.loads((corpus / "manifest.json").read_text())["kernels"]
+    if args.shape:
+        kernels = [k for k in kernels if "x".join(str(v) for v in k["shape"]) in args.shape]
+        if not kernels:
+            ap.error(f"no kernel of {corpus / 'manifest.json'} has shape {', '.join(args.shape)}")  # exit 2
     meas = measured(args.measured)
     with ThreadPoolExecutor(args.j) as ex:
         preds = list(ex.map(lambda k: predict(args, corpus, k), kernels))
     print("| kernel | M×N×K | predicted µs | H100 µs | error |")
     print("|---|---|---:|---:|---:|")
     errs = []
+    by_shape = {}
     for k, (pred, verdict) in zip(kernels, preds):
         shape = "x".join(str(v) for v in k["shape"])
         m = meas.get((k["example"], k["variant"], shape))
         err = (pred / m - 1) * 100 if m else None
+        by_shape.setdefault(shape, [])
         if err is not None:
             errs.append(abs(err))
+            by_shape[shape].append(err)
         name = f'{k["example"][:2]} {k["variant"].replace("_", "-")}'
         print(f'| {name} | {shape.replace("x", "×")} | {pred:.1f} | {m if m else "?"} | '
               f'{"?" if err is None else f"{err:+.0f} %"} |' + ("" if verdict == "ok" else f" ({verdict})"))
+    print()
+    for shape, es in by_shape.items():  # signed mean too: a shape that is all fast or all slow shows
+        if es:
+            a = [abs(e) for e in es]
+            print(f"{shape.replace('x', '×')}: MAPE {sum(a) / len(a):.1f} %, mean {sum(es) / len(es):+.1f} %, "
+                  f"max |error| {max(a):.0f} % over {len(es)} kernel(s)")
+        else:
+            print(f"{shape.replace('x', '×')}: not measured in {args.measured}")
     if errs:
         within = sum(e <= 10 for e in errs)
         print(f"\nMAPE {sum(errs) / len(errs):.1f} %, max |error| {max(errs):.0f} %, within 10 %: {within} of {len(errs)}")
+    missing = len(kernels) - len(errs)
+    if missing:
+        print(f"{missing} of {len(kernels)} rows have no measurement in {args.measured}")
 
 
 if __name__ == "__main__":

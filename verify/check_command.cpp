@@ -52,6 +52,8 @@ struct Options {
   int search_runs = AdversarialBounds{}.max_runs;
   double search_seconds = AdversarialBounds{}.max_seconds;
   std::vector<std::string> delays;  // --delay: hold warps as a search reported (one run, replayed)
+  uint64_t search_states = ExhaustiveBounds{}.max_states;
+  std::string trail;                // --trail: replay one untimed schedule the exhaustive search reported
 };
 
 // "ok", "hang", "error", "error:KIND" (or "error KIND") as an expectation.
@@ -207,6 +209,25 @@ void replay_delays(CheckResult& r, const CheckOptions& co, const std::vector<std
   judge(r);
 }
 
+// --trail: the run is the untimed schedule the exhaustive search printed, judged as the search judged it.
+void replay_schedule(CheckResult& r, const CheckOptions& co, const std::string& trail) {
+  std::string error;
+  std::optional<sim::RunResult> result;
+  try {
+    result = replay_trail(r.kernel, co.run, trail, error);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (!result) {
+    r.bad_input = true;
+    r.diagnostic = fmt::format("{}: error: {}\n", r.file, error);
+    return;
+  }
+  r.result = std::move(*result);
+  judge(r);
+  r.report += "schedule: the untimed one --trail names (the times in this report are not a prediction)\n";
+}
+
 int run_check(const Options& o) {
   std::string error;
   const std::vector<std::string> files = scenario_files(o.inputs, error);
@@ -292,8 +313,16 @@ int run_check(const Options& o) {
     return 2;
   }
 
-  if (!o.search.empty() && o.search != "adversarial") {
-    std::cerr << fmt::format("pipesim: error: --search {}: known searches: adversarial\n", o.search);
+  if (!o.search.empty() && o.search != "adversarial" && o.search != "exhaustive") {
+    std::cerr << fmt::format("pipesim: error: --search {}: known searches: adversarial, exhaustive\n", o.search);
+    return 2;
+  }
+  if (o.search_states < 1) {
+    std::cerr << "pipesim: error: --search-states must be at least 1\n";
+    return 2;
+  }
+  if (!o.trail.empty() && (files.size() != 1 || !o.delays.empty())) {
+    std::cerr << "pipesim: error: --trail replays one scenario's schedule; name exactly one file, without --delay\n";
     return 2;
   }
   if (o.search_runs < 1 || !(o.search_seconds >= 0)) {
@@ -325,8 +354,20 @@ int run_check(const Options& o) {
     progress.update(fmt::format("pipesim: [{}/{}] {}", fi + 1, files.size(), f));
     CheckResult r = check_file(f, co);
     if (!r.bad_input && !o.delays.empty()) replay_delays(r, co, o.delays);
+    if (!r.bad_input && !o.trail.empty()) replay_schedule(r, co, o.trail);
     if (!r.bad_input && (o.verbose || color)) r.report = human_report(r, {.verbose = o.verbose, .color = color});
-    if (!r.bad_input && !o.search.empty()) {
+    if (!r.bad_input && o.search == "exhaustive") {
+      try {
+        const ExhaustiveBounds b{.max_states = o.search_states, .max_seconds = o.search_seconds};
+        const ExhaustiveResult s = exhaustive_search(r.kernel, co.run, b, [&](uint64_t states, uint64_t bound) {
+          progress.update(fmt::format("pipesim: [{}/{}] {}: search exhaustive, {} of at most {} states", fi + 1, files.size(), f, states, bound));
+        });
+        if (!s.outcome.empty() && (!r.kernel.expect || !r.kernel.expect->racy)) r.matches_expect = false;
+        r.report += exhaustive_report(r, s, f, run_flags(o));
+      } catch (const std::exception& ex) {
+        r.report += std::string("search exhaustive: not run: ") + ex.what() + "\n";
+      }
+    } else if (!r.bad_input && !o.search.empty()) {
       try {
         const AdversarialBounds b{.max_runs = o.search_runs, .max_seconds = o.search_seconds, .max_pair_points = AdversarialBounds{}.max_pair_points};
         const AdversarialResult s = adversarial_search(r.kernel, co.run, b, [&](int done, int bound) {
@@ -413,7 +454,7 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   c->add_option("--max-seconds", o->max_seconds, "budget: stop the run after this many seconds of host time (verdict `stopped`, exit 3; 0: no limit)")->capture_default_str();
   c->add_option("--max-instructions", o->max_instructions, "budget: PTX kernels: stop after the warps executed this many instructions (verdict `stopped`, exit 3; 0: no limit)")->capture_default_str();
   c->add_flag("--json", o->json, "machine-readable report (schema pipesim.check/1)");
-  c->add_flag("-v,--verbose", o->verbose, "print every scenario's full report, with every instance of a grouped finding");
+  c->add_flag("-v,--verbose", o->verbose, "print every scenario's full report, and under a grouped finding what its instances say beyond it");
   c->add_flag("-q,--quiet", o->quiet, "print the verdict lines only (and no progress line); exit codes unchanged");
   c->add_option("--color", o->color, "colour the verdict words and severities: auto (a terminal without NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
@@ -423,8 +464,10 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   c->add_option("--explore", o->explore, "race check: also run N seeds with latency jitter, out-of-order copies and skewed warp starts, and report every verdict reached")
       ->type_name("N");
   c->add_option("--explore-jitter", o->explore_jitter, "jitter of the --explore runs")->capture_default_str();
-  c->add_option("--search", o->search, "schedule search: adversarial (hold warps and copies at synchronising points, singly then in pairs, by 1 us .. the kernel's length; reports the fewest delays that change the verdict)")
+  c->add_option("--search", o->search, "schedule search: adversarial (hold warps and copies at synchronising points, singly then in pairs, by 1 us .. the kernel's length; reports the fewest delays that change the verdict) or exhaustive (every interleaving of synchronising actions, untimed, for small configurations; reports a trail that changes the verdict)")
       ->type_name("adversarial");
+  c->add_option("--search-states", o->search_states, "bound of --search exhaustive: distinct states")->capture_default_str();
+  c->add_option("--trail", o->trail, "replay the untimed schedule --search exhaustive reported (DEPTH:CHOICE,...)");
   c->add_option("--search-runs", o->search_runs, "bound of --search: runs of the kernel")->capture_default_str();
   c->add_option("--search-seconds", o->search_seconds, "bound of --search: host seconds per scenario (0: no limit)")->capture_default_str();
   add_repeatable_option(*c, "--delay", o->delays, "replay a schedule --search reported: hold warp W of CTA C before pass K of its op at LINE:COL (repeatable)")

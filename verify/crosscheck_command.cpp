@@ -741,7 +741,7 @@ int run_crosscheck(const Options& o) {
     sim::DeviceResult dev;
     try {
       streams = sim::materialise(cr.kernel);
-    } catch (const sim::StreamTooLarge& e) {
+    } catch (const sim::StreamUnavailable& e) {
       dev.outcome = sim::DeviceOutcome::Unavailable;
       dev.message = e.what();
     } catch (const sim::ScenarioError& e) {

@@ -79,6 +79,8 @@ void Parser::top_level() {
       parse_kernel(c);
     } else if (w == "expect") {
       parse_expect(c);
+    } else if (w == "smem") {
+      parse_smem(c);
     } else if (w == "estimate") {
       if (!k_.arch) fail(h, "expected 'kernel NAME on ARCH' before 'estimate'");
       parse_estimate(c);

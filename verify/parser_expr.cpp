@@ -211,15 +211,6 @@ Val Parser::name_value(const Token& t, Ctx ctx) const {
   fail(t, fmt::format("unknown name '{}'{}", t.text, suggest(t.text, visible_names(ctx))));
 }
 
-void Parser::check_mask(const Val& v) const {
-  if (!v.is_const()) return;
-  const int64_t all = (int64_t{1} << k_.launch.cluster) - 1;
-  if (v.c() == 0) fail(v, "multicast mask must name at least one CTA, got 0");
-  if (v.c() < 0 || (v.c() & ~all) != 0)
-    fail(v, fmt::format("multicast mask {:#x} names a rank outside the cluster of {} (ranks 0..{})",
-                        v.c(), k_.launch.cluster, k_.launch.cluster - 1));
-}
-
 std::vector<OGot> Parser::operands(Cur& c, const Token& head, std::span<const OSpec> specs, Ctx ctx) {
   std::vector<OGot> got(specs.size());
   std::vector<std::string_view> names;

@@ -7,6 +7,7 @@
 #include "verify/parser.hpp"
 
 #include "sim/engine.hpp"
+#include "sim/operand_rules.hpp"
 #include "sim/rules.hpp"
 
 #include <fmt/format.h>
@@ -96,6 +97,7 @@ inline constexpr Builtin kBuiltins[] = {
     {"num_clusters", sim::kSlotNumClusters}, {"cluster_size", sim::kSlotClusterSize},
     {"num_sms", sim::kSlotNumSms},           {"is_leader", sim::kSlotIsLeader},
     {"peer_rank", sim::kSlotPeerRank},       {"num_tiles", sim::kSlotNumTiles},
+    {"leader_rank", sim::kSlotLeaderRank},
 };
 
 inline const Builtin* find_builtin(std::string_view n) {
@@ -140,7 +142,7 @@ inline std::string kind_text(sim::PipelineKind k) {
 }
 
 inline constexpr std::string_view kDeclarations[] = {"kernel", "let",  "launch", "barrier",  "pipeline",
-                                              "role",   "expect", "config", "estimate"};
+                                              "role",   "expect", "config", "estimate", "smem"};
 
 // `config` keys (model::set_config_field's, '_' written for '-') and how their values are read.
 enum class CfgValue : uint8_t { Int, IntOrAuto, Word, Dims, List };
@@ -347,34 +349,31 @@ class Parser {
     if (v.is_const() && (v.c() < lo || v.c() > hi))
       fail(v, fmt::format("{} must be in {}..{}, got {}", what, lo, hi, v.c()));
   }
-  static void check_count(const Val& v) { check_range(v, 1, kMaxCount, "arrival count"); }
+  // An operand's range rule (sim/operand_rules.hpp) on a constant; a computed value meets the same
+  // rule at run time.
+  static void check_rule(const Val& v, const std::string& why) {
+    if (!why.empty()) fail(v, why);
+  }
+  static void check_count(const Val& v) {
+    if (v.is_const()) check_rule(v, sim::operand::arrival_count(v.c()));
+  }
   static void check_tx(const Val& v) {
-    if (v.is_const() && (v.c() < -kMaxCount || v.c() > kMaxCount))
-      fail(v, fmt::format("byte count {} is outside the tx range -{}..{}", v.c(), kMaxCount, kMaxCount));
+    if (v.is_const()) check_rule(v, sim::operand::tx_bytes(v.c()));
   }
   static void check_copy_bytes(const Val& v, std::string_view what) {
-    if (!v.is_const()) return;
-    if (v.c() <= 0) fail(v, fmt::format("{} size must be positive, got {}", what, v.c()));
-    if (v.c() % 16 != 0) fail(v, fmt::format("{} size {} is not a multiple of 16 bytes", what, v.c()));
-    if (v.c() > kMaxCount)
-      fail(v, fmt::format("{} size {} is above the tx limit {}", what, v.c(), kMaxCount));
+    if (v.is_const()) check_rule(v, sim::operand::copy_bytes(what, v.c()));
   }
-  void check_mask(const Val& v) const;
+  void check_mask(const Val& v) const {
+    if (v.is_const()) check_rule(v, sim::operand::multicast_mask(v.c(), k_.launch.cluster));
+  }
   void check_rank(const Val& v) const {
-    if (v.is_const() && (v.c() < 0 || v.c() >= k_.launch.cluster))
-      fail(v, fmt::format("cluster rank {} is outside the cluster of {} (ranks 0..{})", v.c(),
-                          k_.launch.cluster, k_.launch.cluster - 1));
+    if (v.is_const()) check_rule(v, sim::operand::cluster_rank(v.c(), k_.launch.cluster));
   }
   void check_threads(const Val& v) const {
-    if (!v.is_const()) return;
-    if (v.c() <= 0) fail(v, fmt::format("thread count must be positive, got {}", v.c()));
-    if (v.c() % 32 != 0) fail(v, fmt::format("thread count {} is not a multiple of 32", v.c()));
-    if (v.c() > k_.launch.threads)
-      fail(v, fmt::format("thread count {} exceeds the CTA's {} threads", v.c(), k_.launch.threads));
+    if (v.is_const()) check_rule(v, sim::operand::named_threads(v.c(), k_.launch.threads));
   }
   static void check_parity(const Val& v) {
-    if (v.is_const() && v.c() != 0 && v.c() != 1)
-      fail(v, fmt::format("parity must be 0 or 1, got {}", v.c()));
+    if (v.is_const()) check_rule(v, sim::operand::parity(v.c()));
   }
   void add_barrier_bytes(int64_t elements, const Token& at) {
     barrier_elems_ += elements;
@@ -407,9 +406,19 @@ class Parser {
   void need_tcgen05(const Token& at) const;
 
   void check_new_array_name(const Token& n) {
-    if (arrays_.count(std::string(n.text)) || pipes_.count(std::string(n.text)))
-      fail(n, fmt::format("duplicate barrier or pipeline name '{}'", n.text));
+    if (arrays_.count(std::string(n.text)) || pipes_.count(std::string(n.text)) || smem_.count(std::string(n.text)))
+      fail(n, fmt::format("duplicate barrier, pipeline or smem name '{}'", n.text));
   }
+
+  // Values through shared memory (parser_values.cpp): `smem NAME[N]`, `store NAME[i] = v`, `load NAME[i]`.
+  void parse_smem(Cur& c);
+  bool at_smem(const Cur& c, size_t k = 0) const {
+    return c.peek(k).kind == Tok::Ident && smem_.count(std::string(c.peek(k).text));
+  }
+  Stmt parse_smem_store(Cur& c, const Token& h);
+  // `load NAME[i]` after `let x =`, `var x =` or `x =`: the statement that loads into `slot`.
+  Stmt parse_smem_load(Cur& c, uint32_t slot, const Token& at);
+  sim::BarOperand parse_cell(Cur& c);
 
   void parse_barrier(Cur& c);
 
@@ -518,10 +527,7 @@ class Parser {
 
   // tcgen05.alloc / dealloc: a power of two in 32..512.
   static void check_alloc_cols(const Val& v) {
-    if (!v.is_const()) return;
-    const int64_t x = v.c();
-    if (x < 32 || x > 512 || !std::has_single_bit(static_cast<uint64_t>(x)))
-      fail(v, fmt::format("TMEM columns must be a power of two in 32..512, got {}", x));
+    if (v.is_const()) check_rule(v, sim::operand::tmem_alloc_cols(v.c()));
   }
 
   Stmt parse_tcgen05(Cur& c);
@@ -536,6 +542,7 @@ class Parser {
   std::vector<SourceLoc> param_locs_;
   std::unordered_map<std::string, uint32_t> arrays_;  // user barrier arrays
   std::unordered_map<std::string, uint32_t> pipes_;
+  std::unordered_map<std::string, uint32_t> smem_;    // smem value arrays
   std::vector<std::vector<Local>> scopes_;
   bool have_launch_ = false;
   bool expect_ = false;

@@ -150,7 +150,7 @@ Stmt Parser::parse_for(Cur& c, uint32_t indent, int depth) {
   if (c.at_ident("step")) {
     c.next();
     st = parse_expr(c, Ctx::Role);
-    if (st.is_const() && st.c() <= 0) fail(st, fmt::format("loop step must be positive, got {}", st.c()));
+    if (st.is_const()) check_rule(st, sim::operand::loop_step(st.c()));
   }
   const Token& colon = expect(c, Tok::Colon, "':' at the end of the 'for' line");
   expect_end(c);
@@ -207,13 +207,17 @@ Stmt Parser::parse_let(Cur& c) {
   const Token& n = expect_ident(c, "a name");
   check_new_local(n);
   expect(c, Tok::Assign, fmt::format("'=' after '{}'", n.text));
-  Val v = parse_expr(c, Ctx::Role);
-  expect_end(c);
   Stmt s;
-  s.kind = StmtKind::Let;
-  s.site = add_site(h, std::string(h.text));
-  s.slot = new_slot();
-  s.value = v.e;
+  if (c.at_ident("load") && at_smem(c, 1)) {
+    s = parse_smem_load(c, new_slot(), h);
+  } else {
+    Val v = parse_expr(c, Ctx::Role);
+    expect_end(c);
+    s.kind = StmtKind::Let;
+    s.site = add_site(h, std::string(h.text));
+    s.slot = new_slot();
+    s.value = v.e;
+  }
   scopes_.back().push_back(Local{std::string(n.text), s.slot, n.loc, h.text == "var"});
   return s;
 }
@@ -235,6 +239,7 @@ Stmt Parser::parse_assign(Cur& c, const Local& target) {
     if (op.kind == tok && c.peek(1).kind == Tok::Assign && c.peek(1).loc.col == op.loc.col + op.len) code = ec;
   if (code) c.next();
   expect(c, Tok::Assign, fmt::format("'=' or a compound assignment ('^=', '+=', ...) after '{}'", n.text));
+  if (!code && c.at_ident("load") && at_smem(c, 1)) return parse_smem_load(c, target.slot, n);
   Val v = parse_expr(c, Ctx::Role);
   expect_end(c);
   Stmt s;
@@ -248,7 +253,7 @@ Stmt Parser::parse_assign(Cur& c, const Local& target) {
 Stmt Parser::parse_compute(Cur& c) {
   const Token& h = c.next();
   Val v = parse_expr(c, Ctx::Role);
-  if (v.is_const() && v.c() < 0) fail(v, fmt::format("compute time must not be negative, got {}", v.c()));
+  if (v.is_const()) check_rule(v, sim::operand::compute_time(v.c()));
   const Token& u = c.peek();
   Stmt s = op_stmt(OpKind::Compute, h, "compute");
   if (c.at_ident("ns")) {
@@ -325,11 +330,11 @@ Stmt Parser::parse_set_state(Cur& c, const Token& pn, Stmt s) {
   std::vector<OGot> g = operands(c, head, kSpecs, Ctx::Role);
   const int64_t stages = pipe(s.pipeline).stages;
   if (g[0].present) {
-    check_range(g[0].v, 0, stages - 1, "pipeline state index");
+    if (g[0].v.is_const()) check_rule(g[0].v, sim::operand::state_index(g[0].v.c(), stages));
     s.index = g[0].v.e;
   }
   if (g[1].present) {
-    check_range(g[1].v, 0, std::numeric_limits<int64_t>::max(), "pipeline state phase");
+    if (g[1].v.is_const()) check_rule(g[1].v, sim::operand::state_phase(g[1].v.c()));
     s.phase = g[1].v.e;
   }
   if (g[2].present) s.state_kind = static_cast<sim::StateKind>(g[2].word);
@@ -366,9 +371,7 @@ sim::BarOperand Parser::parse_bar(Cur& c, const Token& head) {
     Val i = parse_expr(c, Ctx::Role);
     expect(c, Tok::RBracket, "']'");
     const uint32_t size = k_.barriers[b.array].size;
-    if (i.is_const() && (i.c() < 0 || i.c() >= size))
-      fail(i, fmt::format("index {} is outside '{}' ({} element{}: 0..{})", i.c(), shown, size,
-                          size == 1 ? "" : "s", size - 1));
+    if (i.is_const()) check_rule(i, sim::operand::barrier_index(i.c(), shown, size));
     b.index = i.e;
   }
   return b;
@@ -379,7 +382,7 @@ Stmt Parser::parse_tma(Cur& c) {
   const Token& t = c.peek();
   // box = the global box the copy reads (any integer naming it; equal boxes hit the L2).
   static constexpr OSpec kPipeSpecs[] = {{"bytes"}, {"multicast"}, {"box"}};
-  static constexpr OSpec kRawSpecs[] = {{"bytes", OT::Expr, true}, {"multicast"}, {"box"}};
+  static constexpr OSpec kRawSpecs[] = {{"bytes", OT::Expr, true}, {"multicast"}, {"box"}, {"cta"}};
   if (t.kind == Tok::Ident && pipes_.count(std::string(t.text)) && c.peek(1).kind != Tok::Dot) {
     c.next();
     const uint32_t id = pipes_.at(std::string(t.text));
@@ -416,6 +419,10 @@ Stmt Parser::parse_tma(Cur& c) {
     s.mask = g[1].v.e;
   }
   if (g[2].present) s.box = g[2].v.e;
+  if (g[3].present) {  // cta = leader_rank: the pair leader's barrier (cta_group 2); checked at run time
+    check_rank(g[3].v);
+    s.bar->rank = g[3].v.e;
+  }
   return s;
 }
 
@@ -480,7 +487,7 @@ Stmt Parser::parse_raw(Cur& c) {
       check_parity(g[0].v);
       s.parity = g[0].v.e;
     } else {
-      check_range(g[1].v, 0, std::numeric_limits<int64_t>::max(), "phase");
+      if (g[1].v.is_const()) check_rule(g[1].v, sim::operand::phase(g[1].v.c()));
       s.phase = g[1].v.e;
     }
     set_rank(s, g[2]);
@@ -496,6 +503,7 @@ Stmt Parser::parse_raw(Cur& c) {
     set_rank(s, g[2]);
     return s;
   }
+  if (w == "store" && at_smem(c)) return parse_smem_store(c, h);
   if (w == "store" && c.at(Tok::Ident) && c.peek(1).kind != Tok::Assign) return parse_pipe_store(c, h);
   if (w == "store") {
     Stmt s = op_stmt(OpKind::BulkStore, h, what);
@@ -508,7 +516,7 @@ Stmt Parser::parse_raw(Cur& c) {
   if (w == "wait_group") {
     Stmt s = op_stmt(OpKind::WaitGroup, h, what);
     Val n = parse_expr(c, Ctx::Role);
-    check_range(n, 0, 63, "wait_group count");
+    if (n.is_const()) check_rule(n, sim::operand::wait_group_count(n.c()));
     s.n = n.e;
     static constexpr OSpec kS[] = {{"read", OT::Flag}};
     auto g = operands(c, h, kS, Ctx::Role);
@@ -519,7 +527,7 @@ Stmt Parser::parse_raw(Cur& c) {
   if (w == "bar_sync" || w == "bar_arrive") {
     Stmt s = op_stmt(w == "bar_sync" ? OpKind::NamedSync : OpKind::NamedArrive, h, what);
     Val id = parse_expr(c, Ctx::Role);
-    check_range(id, 0, 15, "named barrier id");
+    if (id.is_const()) check_rule(id, sim::operand::named_barrier_id(id.c()));
     s.id = id.e;
     static constexpr OSpec kSync[] = {{"threads"}};
     static constexpr OSpec kArrive[] = {{"threads", OT::Expr, true}};
@@ -575,12 +583,9 @@ Stmt Parser::parse_pipe_store(Cur& c, const Token& h) {
 void Parser::set_cta_group(Stmt& s, const OGot& g) const {
   if (!g.present) return;
   const Val& v = g.v;
-  if (v.is_const()) {
-    if (v.c() != 1 && v.c() != 2) fail(v, fmt::format("cta_group must be 1 or 2, got {}", v.c()));
-    if (v.c() == 2 && k_.launch.cluster % 2 != 0)
-      fail(v, fmt::format("cta_group = 2 needs an even cluster size, got cluster = {}", k_.launch.cluster),
-           "the CTA pairs of cta_group::2 are cluster ranks (2j, 2j+1)");
-  }
+  if (v.is_const())
+    if (std::string why = sim::operand::cta_group(v.c(), k_.launch.cluster); !why.empty())
+      fail(v, why, v.c() == 2 ? "the CTA pairs of cta_group::2 are cluster ranks (2j, 2j+1)" : "");
   s.cta_group = v.e;
 }
 
@@ -605,8 +610,9 @@ Stmt Parser::parse_tcgen05(Cur& c) {
     }
     s.mma_kind = *kind;
     static constexpr std::string_view kDims[] = {"M", "N", "K"};
-    for (int i = 0; i < 3; ++i) check_range(g[1 + i].v, 0, 65535, kDims[i]);
-    if (g[4].present) check_range(g[4].v, 1, std::numeric_limits<int32_t>::max(), "mma count");
+    for (int i = 0; i < 3; ++i)
+      if (g[1 + i].v.is_const()) check_rule(g[1 + i].v, sim::operand::mma_dim(kDims[i], g[1 + i].v.c()));
+    if (g[4].present && g[4].v.is_const()) check_rule(g[4].v, sim::operand::mma_count(g[4].v.c()));
     set_cta_group(s, g[5]);
     s.mma_m = g[1].v.e;
     s.mma_n = g[2].v.e;
@@ -620,8 +626,7 @@ Stmt Parser::parse_tcgen05(Cur& c) {
       const std::string why = model::mma_shape_error(*kind, m, n, k, static_cast<int>(group));
       if (!why.empty()) {
         const Val& at = why.starts_with("K ") ? g[3].v : why.starts_with("N ") ? g[2].v : g[1].v;
-        fail(at, fmt::format("illegal tcgen05.mma shape M={} N={} K={} for kind::{}: {}", m, n, k,
-                             model::mma_kind_name(*kind), why));
+        fail(at, sim::operand::mma_shape(*kind, m, n, k, group));
       }
     }
     return s;
@@ -651,7 +656,7 @@ Stmt Parser::parse_tcgen05(Cur& c) {
     Stmt s = op_stmt(w == "tmem_load" ? OpKind::TmemLoad : OpKind::TmemStore, h, what);
     static constexpr OSpec kS[] = {{"cols", OT::Expr, true}};
     auto g = operands(c, h, kS, Ctx::Role);
-    check_range(g[0].v, 1, 512, "TMEM columns");
+    if (g[0].v.is_const()) check_rule(g[0].v, sim::operand::tmem_access_cols(g[0].v.c()));
     s.cols = g[0].v.e;
     return s;
   }

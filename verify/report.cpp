@@ -130,6 +130,55 @@ std::string group_place(const sim::Kernel& k, const FindingGroup& g) {
   return fmt::format("  warp{} {}{} in {}\n", warps.size() > 1 ? "s" : "", sim::fold_list(warps), role, where);
 }
 
+// "CTA 3 warp 5", "CTAs 0, 2, ..., 74 (38)", "warps 4-7 in CTAs 0-3": the instances of a group that share a detail.
+std::string instances_text(const sim::RunResult& res, const std::vector<size_t>& members) {
+  std::vector<std::pair<int, int>> places;
+  std::vector<int> ctas;
+  bool warps = false;
+  for (size_t i : members) {
+    places.emplace_back(res.findings[i].cta, res.findings[i].warp);
+    ctas.push_back(res.findings[i].cta);
+    warps = warps || res.findings[i].warp >= 0;
+  }
+  if (warps) return members_text(places);
+  std::sort(ctas.begin(), ctas.end());
+  ctas.erase(std::unique(ctas.begin(), ctas.end()), ctas.end());
+  return ctas.size() == 1 ? fmt::format("CTA {}", ctas.front()) : fmt::format("CTAs {} ({})", sim::fold_list(ctas), ctas.size());
+}
+
+// Under -v, what the instances of a group say beyond the group's message and notes: one line per
+// distinct detail with the instances that carry it, so identical instances add nothing (148 CTAs left
+// with the same barrier state are one finding, not 148 lines). --json keeps every instance.
+std::string instance_details(const sim::RunResult& res, const FindingGroup& g) {
+  const sim::Finding& first = res.findings[g.members.front()];
+  const std::string general_message = own_cta_as(first.message, first.cta, "each CTA");
+  std::set<std::string> shared;
+  for (const std::string& n : g.notes) shared.insert(own_cta_as(n, first.cta, "each CTA"));
+  std::vector<size_t> by_place = g.members;
+  std::stable_sort(by_place.begin(), by_place.end(), [&](size_t a, size_t b) {
+    return std::pair(res.findings[a].cta, res.findings[a].warp) < std::pair(res.findings[b].cta, res.findings[b].warp);
+  });
+  // Details in the order of their first instance; an instance's own CTA reads "this CTA" so that
+  // instances in different CTAs that say the same compare equal.
+  std::vector<std::pair<std::string, std::vector<size_t>>> details;
+  for (size_t i : by_place) {
+    const sim::Finding& m = res.findings[i];
+    std::string detail;
+    auto add = [&](const std::string& part) { detail += (detail.empty() ? "" : "; ") + own_cta_as(part, m.cta, "this CTA"); };
+    if (own_cta_as(m.message, m.cta, "each CTA") != general_message) add(m.message);
+    for (const std::string& n : m.notes)
+      if (!shared.count(own_cta_as(n, m.cta, "each CTA"))) add(n);
+    if (detail.empty()) continue;
+    auto it = std::find_if(details.begin(), details.end(), [&](const auto& d) { return d.first == detail; });
+    if (it == details.end()) it = details.insert(details.end(), {detail, {}});
+    it->second.push_back(i);
+  }
+  if (details.empty()) return "  every instance says the same (--json lists each one)\n";
+  std::string out;
+  for (const auto& [detail, members] : details) out += "  " + instances_text(res, members) + ": " + detail + "\n";
+  return out;
+}
+
 }  // namespace
 
 std::string_view verdict_name(sim::Verdict v) {
@@ -215,27 +264,13 @@ std::string human_report(const CheckResult& r, const HumanReportOptions& o) {
     out += group_place(k, g);
     out += site_lines(k, f.site);
     for (const std::string& n : g.notes) out += "  note: " + n + "\n";
-    // Notes that differ between the instances: one line per instance under -v, else a count.
+    // Notes that differ between the instances: each distinct one under -v, else a count.
     size_t differing = 0;
     for (size_t i : g.members) differing += res.findings[i].notes.size() > g.notes.size() ? 1 : 0;
     if (o.verbose && g.members.size() > 1) {
-      std::vector<size_t> by_place = g.members;
-      std::stable_sort(by_place.begin(), by_place.end(), [&](size_t a, size_t b) {
-        return std::pair(res.findings[a].cta, res.findings[a].warp) < std::pair(res.findings[b].cta, res.findings[b].warp);
-      });
-      // Per instance: its place, its message where it says more than the group's, and its notes.
-      for (size_t i : by_place) {
-        const sim::Finding& m = res.findings[i];
-        std::string line = m.cta >= 0 ? fmt::format("  CTA {}", m.cta) : std::string("  ");
-        if (m.warp >= 0) line += fmt::format(" warp {}", m.warp);
-        std::vector<std::string> parts;
-        if (own_cta_as(m.message, m.cta, "each CTA") != g.message) parts.push_back(m.message);
-        parts.insert(parts.end(), m.notes.begin(), m.notes.end());
-        for (size_t p = 0; p < parts.size(); ++p) line += (p ? "; " : ": ") + parts[p];
-        out += line + "\n";
-      }
+      out += instance_details(res, g);
     } else if (differing > 0) {
-      out += fmt::format("  note: {} of the {} instances have notes of their own (-v lists every instance)\n", differing, g.members.size());
+      out += fmt::format("  note: {} of the {} instances have notes of their own (-v shows them)\n", differing, g.members.size());
     }
     if (!f.fatal)
       if (const std::string_view why = sim::warning_impact(f.kind); !why.empty()) out += fmt::format("  impact: {}\n", why);

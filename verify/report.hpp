@@ -28,7 +28,7 @@ enum class Paint { Good, Bad, Warn };
 std::string paint(std::string_view text, Paint p, bool on);
 
 struct HumanReportOptions {
-  bool verbose = false;  // under each grouped finding, one line per instance
+  bool verbose = false;  // under each grouped finding, what its instances say beyond it
   bool color = false;
 };
 std::string human_report(const CheckResult& r, const HumanReportOptions& options = {});

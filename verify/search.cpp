@@ -225,10 +225,15 @@ std::string adversarial_report(const CheckResult& checked, const AdversarialResu
     again += " --delay " + delay_text(checked.kernel, d);
   }
   out += "  again: " + again + "\n";
+  return out + indented_report(checked, s.result);
+}
+
+std::string indented_report(const CheckResult& checked, const sim::RunResult& result) {
   CheckResult alt = checked;
-  alt.result = s.result;
+  alt.result = result;
   judge(alt);
-  std::string body = alt.report.substr(alt.report.find('\n') + 1);  // the first line names the scenario again
+  const std::string body = alt.report.substr(alt.report.find('\n') + 1);  // the first line names the scenario again
+  std::string out;
   for (size_t at = 0; at < body.size();) {
     const size_t nl = body.find('\n', at);
     out += "  " + body.substr(at, nl == std::string::npos ? std::string::npos : nl - at + 1);

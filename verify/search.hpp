@@ -6,11 +6,13 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/engine.hpp"
+#include "sim/explore.hpp"
 #include "verify/check.hpp"
 
 namespace pipesim::verify {
@@ -45,6 +47,56 @@ AdversarialResult adversarial_search(const sim::Kernel& kernel, const sim::RunOp
 // and the report of that run, indented.
 std::string adversarial_report(const CheckResult& checked, const AdversarialResult& s, const std::string& file,
                                const std::string& flags);
+
+// A run's report as `judge` writes it, without its first line, indented under a search's finding.
+std::string indented_report(const CheckResult& checked, const sim::RunResult& result);
+
+// ------------------------------------------------------------------ the exhaustive search
+// Every interleaving of synchronising actions of a small configuration (a few CTAs, a few tiles),
+// untimed (sim/explore.hpp): depth first, each state remembered by a 64-bit hash so that two orders
+// reaching the same state are explored once. It ends when a schedule's outcome differs from the
+// plain run's (the counterexample, with its trail) or when every schedule within the bounds was
+// explored. Scenario kernels only.
+
+struct ExhaustiveBounds {
+  uint64_t max_states = 2'000'000;  // distinct states
+  double max_seconds = 60;          // host time (0: no limit)
+};
+
+// One choice of a schedule: which of the open choices (index of `open`, oldest first) was taken.
+struct TrailStep {
+  sim::UntimedRun::Choice choice;
+  size_t index = 0, open = 0;
+};
+
+struct ExhaustiveResult {
+  std::string baseline;          // outcome of the plain (timed) run
+  uint64_t states = 0;           // distinct states reached (choice points and ends)
+  uint64_t transitions = 0;      // choices taken
+  uint64_t revisits = 0;         // choices that led to a state already explored
+  uint64_t schedules = 0;        // complete schedules ended (distinct end states)
+  size_t max_depth = 0;          // the longest schedule, in choices
+  double seconds = 0;
+  uint64_t peak_rss_kib = 0;     // of the process, at the end (0: unknown)
+  bool complete = false;         // every schedule within the bounds explored
+  std::string stopped_by;        // "" or "states" / "seconds"
+  std::map<std::string, uint64_t> outcomes;  // outcome -> distinct end states
+  // The first schedule whose outcome differs from the baseline's; empty trail: none.
+  std::vector<TrailStep> trail;
+  std::string outcome;
+  sim::RunResult result;
+};
+
+ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOptions& base, const ExhaustiveBounds& bounds,
+                                   const std::function<void(uint64_t, uint64_t)>& progress = {});
+
+// Replays one schedule: the choice at each point is 0 unless `trail` says otherwise ("DEPTH:INDEX,..."
+// as the report prints it). Bad text: nullopt and `error`.
+std::optional<sim::RunResult> replay_trail(const sim::Kernel& kernel, const sim::RunOptions& base, const std::string& trail,
+                                           std::string& error);
+std::string trail_text(const std::vector<TrailStep>& trail);
+
+std::string exhaustive_report(const CheckResult& checked, const ExhaustiveResult& s, const std::string& file, const std::string& flags);
 
 // One delay as `--delay` takes it and reports print it: "cta0.warp3@22:7#2+2000ns" (the warp is
 // held 2000 ns before the third execution of its synchronising op at line 22, column 7),

@@ -1,0 +1,186 @@
+// Untimed stepping for the exhaustive search (sim/explore.hpp): the same engine and the same rules,
+// with the explorer choosing the order of synchronising actions where the clock would. A warp's own
+// steps between two synchronising ops touch nothing another warp sees, so they run at once (the
+// partial-order reduction: they commute with everything); what is left to choose is which poised
+// warp acts next, or which copy, remote arrival or commit lands.
+#include "sim/explore.hpp"
+
+#include "sim/engine_impl.hpp"
+
+namespace pipesim::sim {
+namespace detail {
+namespace {
+
+bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
+  switch (e.kind) {
+    case EventKind::WarpStep: {
+      const WarpRt& w = warps[e.target];
+      return w.retry;  // poised at a synchronising op
+    }
+    case EventKind::WakeBatch: case EventKind::DramDone: return false;
+    case EventKind::TxLand: case EventKind::RemoteOp: case EventKind::AsyncArrive: return true;
+  }
+  return true;
+}
+
+}  // namespace
+
+void Engine::start_untimed() { launch_pending(0.0); }
+
+const std::vector<uint64_t>& Engine::settle() {
+  choices_.clear();
+  while (!fatal_ && !stopped_) {
+    if (o_.max_events > 0 && res_.events >= o_.max_events) {
+      stopped_ = true;
+      res_.stopped_by = RunResult::StopCause::Events;
+      break;
+    }
+    size_t pick = SIZE_MAX;  // the oldest event that is no choice
+    for (size_t i = 0; i < pending_.size(); ++i)
+      if (!is_choice(pending_[i], warps_) && (pick == SIZE_MAX || pending_[i].seq < pending_[pick].seq)) pick = i;
+    if (pick == SIZE_MAX) break;
+    const Event e = pending_[pick];
+    pending_[pick] = pending_.back();
+    pending_.pop_back();
+    happen(e);
+  }
+  if (!fatal_ && !stopped_)
+    for (const Event& e : pending_) choices_.push_back(e.seq);
+  std::sort(choices_.begin(), choices_.end());
+  return choices_;
+}
+
+void Engine::take(uint64_t seq) {
+  for (size_t i = 0; i < pending_.size(); ++i)
+    if (pending_[i].seq == seq) {
+      const Event e = pending_[i];
+      pending_[i] = pending_.back();
+      pending_.pop_back();
+      happen(e);
+      return;
+    }
+  throw std::logic_error("untimed run: no pending event " + std::to_string(seq));
+}
+
+Engine::ChoiceView Engine::view(uint64_t seq) const {
+  for (const Event& e : pending_) {
+    if (e.seq != seq) continue;
+    if (e.kind == EventKind::WarpStep) {
+      const WarpRt& w = warps_[e.target];
+      const bool mbar = w.cur.kind == OpKind::Wait || w.cur.kind == OpKind::TestWait || w.cur.kind == OpKind::Arrive ||
+                        w.cur.kind == OpKind::ArriveExpectTx || w.cur.kind == OpKind::ExpectTx ||
+                        w.cur.kind == OpKind::ArriveDrop || w.cur.kind == OpKind::CompleteTx || w.cur.kind == OpKind::TmaLoad ||
+                        w.cur.kind == OpKind::Commit;
+      return {e.kind, w.cta, w.warp, w.role, w.cur.site, mbar ? slot(w.cur.bar) : kNoWarp, w.cur.kind, -1, -1};
+    }
+    const WarpRt& from = warps_[e.from_warp];
+    return {e.kind, static_cast<int>(e.target), -1, -1, e.site, e.slot, e.op, from.cta, from.warp};
+  }
+  throw std::logic_error("untimed run: no pending event " + std::to_string(seq));
+}
+
+uint64_t Engine::state_hash() const {
+  StateHash h;
+  h.add(fatal_).add(stopped_).add(next_cluster_);
+  for (const WarpRt& w : warps_) {
+    h.add(w.status).add(w.block).add(w.retry).add(w.cluster_arrived).add(w.mma_issued).add(w.last_pass_slot);
+    const Op& o = w.cur;
+    h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
+    for (const WarpRt::ConsumedPhase& c : w.consumed) h.add(c.completed).add(c.released);
+    for (const auto& [array, issued] : w.commit_marks) h.add(array).add(issued);
+    h.add(w.groups.size()).add(w.open.stores.size()).add(w.retiring.size()).add(w.mma_groups.size());
+    h.add(w.releases.size());
+    for (const WarpRt::Release& r : w.releases) h.add(r.cta).add(r.slot).add(r.completion);
+    w.prog.hash_into(h);
+  }
+  for (const CtaRt& c : ctas_) {
+    h.add(c.started).add(c.exited).add(c.live).add(c.tma_inflight);
+    h.add(c.tmem_held).add(c.tmem_last_alloc).add(c.tmem_relinquished).add(c.tmem_pair_waiter);
+    for (const MBarrier& b : c.bars) h.add(b.initialised).add(b.completed).add(b.pending).add(b.expected).add(b.tx);
+    for (const SmemCellRt& cell : c.cells) h.add(cell.written).add(cell.value).add(cell.writer).add(cell.releases_before);
+    for (uint8_t f : c.fenced) h.add(f);
+    for (uint8_t v : c.visible) h.add(v);
+    for (const auto& ws : c.waiters) {
+      h.add(ws.size());
+      for (uint32_t x : ws) h.add(x);
+    }
+    for (const NamedRt& n : c.named) {
+      h.add(n.count).add(n.arrived).add(n.warps.size()).add(n.waiters.size());
+      for (uint32_t x : n.warps) h.add(x);
+      for (uint32_t x : n.waiters) h.add(x);
+    }
+  }
+  for (const ClusterRt& cl : clusters_) {
+    h.add(cl.started).add(cl.live).add(cl.arrived).add(cl.phase).add(cl.waiters.size());
+    for (uint32_t x : cl.waiters) h.add(x);
+  }
+  for (const SmRt& sm : sms_) {
+    h.add(sm.resident).add(sm.tmem_free).add(sm.alloc_waiters.size());
+    for (uint32_t x : sm.alloc_waiters) h.add(x);
+  }
+  // The pending events as a multiset: their order in pending_ is an accident of the path.
+  uint64_t events = 0;
+  for (const Event& e : pending_)
+    events += StateHash().add(e.kind).add(e.target).add(e.slot).add(e.site).add(e.from_warp).add(e.op).add(e.value).add(e.phase).value();
+  h.add(pending_.size()).add(events);
+  return h.value();
+}
+
+RunResult Engine::end_untimed() {
+  finish();
+  return std::move(res_);
+}
+
+}  // namespace detail
+
+UntimedRun::UntimedRun(const Kernel& kernel, RunOptions options) {
+  if (kernel.external) throw std::invalid_argument("the exhaustive search runs scenario kernels; a PTX kernel's warps carry register state it does not hash yet");
+  options.untimed = true;
+  options.jitter = 0;
+  options.delays.clear();
+  options.on_sync = nullptr;
+  options.record_trace = false;
+  options.interp = nullptr;
+  options.replay = nullptr;
+  e_ = std::make_unique<detail::Engine>(kernel, options);
+  e_->start_untimed();
+}
+UntimedRun::UntimedRun(const UntimedRun& o) : e_(std::make_unique<detail::Engine>(*o.e_)) {}
+UntimedRun::UntimedRun(UntimedRun&&) noexcept = default;
+UntimedRun& UntimedRun::operator=(UntimedRun&&) noexcept = default;
+UntimedRun::~UntimedRun() = default;
+
+size_t UntimedRun::settle() { return e_->settle().size(); }
+
+void UntimedRun::take(size_t i) { e_->take(choice_seq(i)); }
+
+uint64_t UntimedRun::choice_seq(size_t i) const {
+  // settle() left the choices in e_'s list; an index past them is the caller's error.
+  return e_->choice_list().at(i);
+}
+
+UntimedRun::Choice UntimedRun::describe(size_t i) const {
+  const detail::Engine::ChoiceView v = e_->view(choice_seq(i));
+  Choice c;
+  switch (v.kind) {
+    case detail::EventKind::WarpStep: c.kind = Choice::Kind::Op; break;
+    case detail::EventKind::TxLand: c.kind = Choice::Kind::Land; break;
+    case detail::EventKind::AsyncArrive: c.kind = Choice::Kind::Commit; break;
+    default: c.kind = Choice::Kind::Remote; break;
+  }
+  c.cta = v.cta;
+  c.warp = v.warp;
+  c.role = v.role;
+  c.site = v.site;
+  c.op = v.op;
+  c.barrier = v.slot == detail::kNoWarp ? std::string() : e_->barrier_name(v.slot);
+  c.from_cta = v.from_cta;
+  c.from_warp = v.from_warp;
+  return c;
+}
+
+uint64_t UntimedRun::state_hash() const { return e_->state_hash(); }
+
+RunResult UntimedRun::finish() && { return e_->end_untimed(); }
+
+}  // namespace pipesim::sim
