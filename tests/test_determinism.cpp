@@ -1,8 +1,10 @@
 // Determinism as a tested property: two runs of every scenario in scenarios/ give byte-identical
 // `pipesim check --json`, apart from the fields that are host wall-clock time (docs/json-report.md,
 // "Determinism": `wall_ms`, and a stopped run's `stopped.after_s` and the seconds in its message),
-// also under an interleaving search with a given seed (--explore N --seed S, verify/explore.cpp).
+// also under an interleaving search with a given seed (--explore N --seed S, verify/explore.cpp) and
+// under both schedule searches (--search adversarial / exhaustive: their text, less host times).
 #include <cstdio>
+#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -47,5 +49,27 @@ void expect_same_twice(const std::string& args) {
 TEST(Determinism, EveryScenarioGivesTheSameJsonTwice) { expect_same_twice(""); }
 
 TEST(Determinism, EveryScenarioGivesTheSameJsonTwiceUnderExplore) { expect_same_twice("--explore 1 --seed 7"); }
+
+// The searches' reports name host time, rates and memory (wall-clock fields); everything else, the
+// trail and the counts included, is the same twice.
+std::string search_text(const std::string& search) {
+  const std::string cmd = std::string(PIPESIM_BIN) + " check --search " + search + " " + PIPESIM_SOURCE_DIR "/scenarios/races 2>/dev/null";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[65536];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  pclose(p);
+  static const std::regex wall(R"([0-9.]+ (ms|s|states/s|MiB)\b)");
+  return std::regex_replace(out, wall, "<wall>");
+}
+
+TEST(Determinism, TheSearchesGiveTheSameReportTwice) {
+  for (const char* search : {"adversarial", "exhaustive"}) {
+    const std::string a = search_text(search), b = search_text(search);
+    ASSERT_NE(a.find("search " + std::string(search)), std::string::npos) << a;
+    EXPECT_EQ(a, b) << search;
+  }
+}
 
 }  // namespace

@@ -355,6 +355,7 @@ int run_check(const Options& o) {
     CheckResult r = check_file(f, co);
     if (!r.bad_input && !o.delays.empty()) replay_delays(r, co, o.delays);
     if (!r.bad_input && !o.trail.empty()) replay_schedule(r, co, o.trail);
+    std::string searched;  // the outcome a search found under another schedule, for the verdict line
     if (!r.bad_input && (o.verbose || color)) r.report = human_report(r, {.verbose = o.verbose, .color = color});
     if (!r.bad_input && o.search == "exhaustive") {
       try {
@@ -363,6 +364,7 @@ int run_check(const Options& o) {
           progress.update(fmt::format("pipesim: [{}/{}] {}: search exhaustive, {} of at most {} states", fi + 1, files.size(), f, states, bound));
         });
         if (!s.outcome.empty() && (!r.kernel.expect || !r.kernel.expect->racy)) r.matches_expect = false;
+        searched = s.outcome;
         r.report += exhaustive_report(r, s, f, run_flags(o));
       } catch (const std::exception& ex) {
         r.report += std::string("search exhaustive: not run: ") + ex.what() + "\n";
@@ -375,6 +377,7 @@ int run_check(const Options& o) {
         });
         // A verdict some schedule changes is a race the default order hid: a problem unless `racy`.
         if (!s.found.empty() && (!r.kernel.expect || !r.kernel.expect->racy)) r.matches_expect = false;
+        if (!s.found.empty()) searched = s.outcome;
         r.report += adversarial_report(r, s, f, run_flags(o));
       } catch (const std::exception& ex) {
         r.report += std::string("search adversarial: not run: ") + ex.what() + "\n";
@@ -411,7 +414,9 @@ int run_check(const Options& o) {
       if (!o.json) {
         const std::string want = r.kernel.expect ? expectation_text(*r.kernel.expect) : "ok";
         const std::string verdict = paint(fmt::format("{:<4}", r.matches_expect ? "ok" : "FAIL"), r.matches_expect ? Paint::Good : Paint::Bad, color);
-        std::cout << fmt::format("{}  {:<56}  expect {:<24} got {:<24} {:8.1f} ms\n", verdict, f, want, outcome_text(r.result), r.wall_ms);
+        // A search's other outcome is part of what came out: "got ok, hang under --search".
+        const std::string got = outcome_text(r.result) + (searched.empty() ? "" : ", " + searched + " under --search");
+        std::cout << fmt::format("{}  {:<56}  expect {:<24} got {:<24} {:8.1f} ms\n", verdict, f, want, got, r.wall_ms);
         if (!o.quiet && (single || o.verbose || !r.matches_expect)) std::cout << r.report;
       }
       if (!o.trace.empty()) {
