@@ -263,8 +263,10 @@ void explain_hang(HangInput& in) {
   for (auto& [cl, ws] : cluster_warps) interest[cl].insert(tmem_keys.begin(), tmem_keys.end());
 
   // Look ahead in every live warp's own stream for the first op that touches each resource of
-  // interest in its cluster. Budgeted so pipesim never stalls on a huge scenario.
-  const int64_t budget_per_warp = std::max<int64_t>(4096, 20'000'000 / std::max(1, n));
+  // interest in its cluster. Budgeted so pipesim never stalls on a huge scenario: 4 M ops in all
+  // (0.1 s; 20 M made a hang whose warps loop 10^13 times without touching a barrier of interest
+  // take 0.5 s to explain, 12 s under the fuzzer's sanitisers: tests/fuzz/regressions/scenario/).
+  const int64_t budget_per_warp = std::max<int64_t>(4096, 4'000'000 / std::max(1, n));
   std::vector<std::unordered_map<Key, uint32_t>> future(static_cast<size_t>(n));
   bool truncated = false;
   for (int i = 0; i < n; ++i) {

@@ -1,6 +1,8 @@
 // Replays the fuzzers' regression inputs (tests/fuzz/regressions/TARGET/*) through the same entry
-// functions the libFuzzer targets call, without libFuzzer: a crash that was fixed stays fixed.
+// functions the libFuzzer targets call, without libFuzzer: a crash that was fixed stays fixed, and an
+// input that once ran past the fuzzers' 10 s timeout stays under it.
 //   fuzz_replay DIR   (DIR holds scenario/, ptx_launch/, ptx_kernel/)
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -32,7 +34,13 @@ int main(int argc, char** argv) {
       text << in.rdbuf();
       std::printf("%s: %s\n", name, e.path().filename().c_str());
       std::fflush(stdout);
+      const auto t0 = std::chrono::steady_clock::now();
       entry(text.str());  // a bug throws past here or crashes: the test fails
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (s > 10) {  // tools/fuzz.sh and fuzz_long.sh run libFuzzer with -timeout=10
+        std::fprintf(stderr, "%s: %s took %.1f s, past the fuzzers' 10 s timeout\n", name, e.path().filename().c_str(), s);
+        return 1;
+      }
       ++replayed;
     }
   }
