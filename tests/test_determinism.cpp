@@ -12,8 +12,9 @@
 
 namespace {
 
-std::string run(const std::string& args) {
-  const std::string cmd = std::string(PIPESIM_BIN) + " check --json " + args + " " + PIPESIM_SOURCE_DIR "/scenarios 2>/dev/null";
+// `pipesim check ARGS` on a directory of the source tree: its standard output.
+std::string pipesim_check(const std::string& args, const std::string& dir) {
+  const std::string cmd = std::string(PIPESIM_BIN) + " check " + args + " " + PIPESIM_SOURCE_DIR "/" + dir + " 2>/dev/null";
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return out;
@@ -22,6 +23,8 @@ std::string run(const std::string& args) {
   pclose(p);
   return out;
 }
+
+std::string run(const std::string& args) { return pipesim_check("--json " + args, "scenarios"); }
 
 // The report without its wall-clock fields.
 nlohmann::json without_wall_clock(const std::string& text) {
@@ -53,13 +56,7 @@ TEST(Determinism, EveryScenarioGivesTheSameJsonTwiceUnderExplore) { expect_same_
 // The searches' reports name host time, rates and memory (wall-clock fields); everything else, the
 // trail and the counts included, is the same twice.
 std::string search_text(const std::string& search) {
-  const std::string cmd = std::string(PIPESIM_BIN) + " check --search " + search + " " + PIPESIM_SOURCE_DIR "/scenarios/races 2>/dev/null";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[65536];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  pclose(p);
+  const std::string out = pipesim_check("--search " + search, "scenarios/races");
   static const std::regex wall(R"([0-9.]+ (ms|s|states/s|MiB)\b)");
   return std::regex_replace(out, wall, "<wall>");
 }
