@@ -74,8 +74,9 @@ constexpr Timing kHopperTiming{
     // peaks imply 1.83.)
     .tensor_clock_ghz = 1.75,
     // Same probe: one warpgroup issues 8 wgmma m64n128k16 back to back, 12 cycles apart; the 9th waits
-    // for the first to finish (64 cycles each from then on). 8 warpgroup MMAs = 32 warp shares.
-    .mma_queue_depth = 32,
+    // for the first to finish (64 cycles each from then on): 8 warpgroup MMAs, one queue entry each
+    // (the engine runs a warpgroup's wgmma as one MMA once its four warps issued it).
+    .mma_queue_depth = 8,
     // Native probe `gemv_bench --floor` (docs/runs/gemv-h100-2026-11-21-s10.txt, s8, s9): an empty kernel
     // between CUDA events costs 4.00 us (median of 200; p10 3.65, p90 4.45), whatever its grid, block or
     // shared memory, all of it before the first CTA enters (timeline stamps: 4.10 us gap).

@@ -80,6 +80,7 @@ RunResult Engine::run() {
     // The clock and the instruction count are polled every 1024 events: a PTX warp spinning
     // without synchronising still returns to the engine every few thousand instructions.
     if ((++polls & 1023) == 0 && budget_spent(started)) break;
+    if ((polls & 0xffff) == 0 && o_.on_progress) o_.on_progress(now_, res_.events, ext_executed_);
     happen(q_.pop());
   }
   finish();
@@ -248,7 +249,8 @@ void Engine::add_role_wait(const WarpRt& w, double ns) {
   if (w.block == Block::Mbarrier) col = w.cur.bar.array;
   else if (w.block == Block::Named) col = k_.barriers.size() + 0;
   else if (w.block == Block::Cluster) col = k_.barriers.size() + 1;
-  else if (w.block == Block::Timed || w.block == Block::Tmem || w.block == Block::TmemPair) col = k_.barriers.size() + 2;
+  else if (w.block == Block::Timed || w.block == Block::Tmem || w.block == Block::TmemPair || w.block == Block::Wgmma)
+    col = k_.barriers.size() + 2;
   role_wait_ns_[static_cast<size_t>(w.role) * (k_.barriers.size() + 3) + col] += ns;
 }
 
@@ -260,6 +262,7 @@ std::string Engine::wait_label(const WarpRt& w) const {
     case Block::Timed: return std::string(op_name(w.cur.kind)) + " " + std::to_string(w.cur.a);
     case Block::Tmem: return "tmem_alloc " + std::to_string(w.cur.a) + " cols";
     case Block::TmemPair: return std::string(op_name(w.cur.kind)) + " " + std::to_string(w.cur.a) + " cols (the pair peer's)";
+    case Block::Wgmma: return "wgmma.wait_group " + std::to_string(w.cur.a) + " (the warpgroup's other warps)";
     case Block::None: break;
   }
   return "";
@@ -463,7 +466,7 @@ void Engine::finish() {
       if (ns <= 0) continue;
       std::string what = col < k_.barriers.size() ? k_.barriers[col].name
                          : col == k_.barriers.size() ? "named barriers"
-                         : col == k_.barriers.size() + 1 ? "cluster barrier" : "bulk groups, tcgen05.wait and TMEM allocation";
+                         : col == k_.barriers.size() + 1 ? "cluster barrier" : "bulk groups, wgmma, tcgen05.wait and TMEM allocation";
       res_.role_waits.push_back({static_cast<int>(r), std::move(what), ns});
     }
   if (res_.verdict == Verdict::Hang || res_.verdict == Verdict::Stopped) {
@@ -488,6 +491,10 @@ void Engine::finish() {
         hw.wait = WaitKind::Tmem;
       } else if (w.block == Block::TmemPair) {
         hw.wait = WaitKind::TmemPair;
+      } else if (w.block == Block::Wgmma) {
+        hw.wait = WaitKind::Wgmma;
+        const auto& g = cta(w.cta).warpgroups[static_cast<size_t>(w.warp / 4)];
+        hw.slot = g.issuing.empty() ? 0 : g.issuing.front().warps;  // who issued the oldest one
       }
       for (int b = 0; b < kNamedBarriers; ++b) {
         const auto& ws = cta(w.cta).named[b].warps;

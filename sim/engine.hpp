@@ -94,6 +94,9 @@ struct RunOptions {
   // synchronising point a warp reaches. Both empty: the run counts nothing.
   std::vector<Delay> delays;
   std::function<void(const SyncPoint&)> on_sync;
+  // Hears (simulated ns, events, PTX instructions counted so far) every 65,536 events: the
+  // progress line of one long run. Empty: nothing is called.
+  std::function<void(double, uint64_t, uint64_t)> on_progress;
   // Timing fields set over the architecture's table (what-if runs: `pipesim check --timing`).
   std::vector<std::pair<model::TimingField, double>> timing_overrides;
   // Set by sim::Explorer (sim/explore.hpp), not for sim::run: no clock decides the order of

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -150,8 +151,12 @@ struct SoleOwner : std::unique_ptr<T> {
 };
 
 // TmemPair: in a cta_group::2 tcgen05.alloc / dealloc, waiting for the pair peer's (sim/engine_tmem.cpp).
-enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed, Tmem, TmemPair };
+// Wgmma: in wgmma.wait_group, on a wgmma its warpgroup's other warps have not all issued yet.
+enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed, Tmem, TmemPair, Wgmma };
 inline constexpr uint32_t kNoWarp = UINT32_MAX;
+
+// Where a site is, for a note: the kernel's source line (and its PTX line), or the scenario's line.
+std::string site_text(const Kernel& k, uint32_t site);
 
 struct LastArrival {
   int cta = -1, warp = -1;
@@ -197,9 +202,12 @@ struct WarpRt {
   std::vector<Group> groups;
   Group open;
   std::vector<Group> retiring;  // taken by a wait_group still running: retired at retired_at
-  // wgmma groups: when each committed group's MMAs are done, oldest first (MmaWaitGroup pops them).
-  std::vector<double> mma_groups;
-  double mma_open_done = 0;      // the open group's MMAs end by then
+  // wgmma groups, oldest first (MmaWaitGroup pops them), and the open one: the warpgroup's number
+  // of its last wgmma (-1: none) and when its wgmmas end, known once that last one has run.
+  struct WgmmaGroup { int64_t last = -1; double done = 0; };
+  std::vector<WgmmaGroup> mma_groups;
+  WgmmaGroup mma_open;
+  int64_t wgmma_issued = 0;      // wgmma.mma_async instructions this warp issued
   SoleOwner<ExternalWarp> ext;  // the warp's own code (Kernel::external); else `prog` runs
   // Values through shared memory (only when the kernel declares `smem`): the releases this warp made,
   // in order: an arrival on barrier `slot` of CTA `cta` that counts toward its completion
@@ -225,6 +233,15 @@ struct NamedRt {
   std::vector<uint32_t> waiters;  // warp ids blocked in bar.sync
 };
 
+// wgmma.mma_async is warpgroup-collective: the warpgroup's k-th wgmma runs on the tensor pipe once
+// each of its warps has issued its k-th (a warp that issued goes on; its wait_group waits for the rest).
+struct WarpgroupRt {
+  int64_t ran = 0;  // wgmmas that every warp has issued (numbered from 0)
+  struct Issuing { int64_t shape = 0; uint32_t warps = 0; uint32_t site = 0; };  // warps: bit per warp of the group
+  std::deque<Issuing> issuing;    // wgmmas #ran, #ran+1, ... that some warps have issued
+  std::vector<uint32_t> waiters;  // warp ids blocked in wgmma.wait_group on one of them
+};
+
 struct CtaRt {
   bool started = false, exited = false;
   int sm = 0;
@@ -244,6 +261,7 @@ struct CtaRt {
   std::vector<uint32_t> expect_site;     // per slot: site of the last expect_tx on it
   std::vector<std::vector<uint32_t>> waiters;  // per slot: warp ids
   NamedRt named[kNamedBarriers];
+  std::vector<WarpgroupRt> warpgroups;  // by warp / 4; grows on the first wgmma
   int tma_inflight = 0;
   uint32_t inflight_site = 0, inflight_warp = 0;  // the latest copy into this CTA (for exit_inflight)
   uint32_t first_warp = 0;

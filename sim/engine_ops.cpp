@@ -204,8 +204,7 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       return;
     }
     case OpKind::MmaCommitGroup:
-      w.mma_groups.push_back(w.mma_open_done);
-      w.mma_open_done = 0;
+      w.mma_groups.push_back(std::exchange(w.mma_open, {}));
       push(now_ + issue, EventKind::WarpStep, id);
       return;
     case OpKind::MmaWaitGroup: {
@@ -215,7 +214,16 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       const size_t keep = static_cast<size_t>(op.a);
       if (w.mma_groups.size() > keep) {
         const auto done = w.mma_groups.end() - static_cast<long>(keep);
-        for (auto g = w.mma_groups.begin(); g != done; ++g) until = std::max(until, *g);
+        for (auto g = w.mma_groups.begin(); g != done; ++g) {
+          WarpgroupRt* wg = g->last >= 0 ? &cta(w.cta).warpgroups[static_cast<size_t>(w.warp / 4)] : nullptr;
+          if (wg && g->last >= wg->ran) {  // a wgmma not every warp of the warpgroup has issued yet
+            w.block = Block::Wgmma;
+            w.block_since = now_;
+            wg->waiters.push_back(id);
+            return;
+          }
+          until = std::max(until, g->done);
+        }
         w.mma_groups.erase(w.mma_groups.begin(), done);
       }
       if (until > now_) return timed_block(w, id, until);
@@ -314,21 +322,54 @@ void Engine::do_mma(WarpRt& w, uint32_t id) {
   push(std::max(at, now_ + issue), EventKind::WarpStep, id);
 }
 
-// wgmma.mma_async: this warp's share (a quarter of the warpgroup's M rows) on its SM's tensor pipe,
-// in issue order with everything else on that pipe; its group is done when its last MMA is.
+// wgmma.mma_async (warpgroup-collective, WarpgroupRt): the issuing warp goes on at once; the
+// warpgroup's MMA enters its SM's tensor pipe, in issue order with everything else there, when the
+// last of its warps has issued it. Each warp's open group then learns when it ends.
 void Engine::do_wgmma(WarpRt& w, uint32_t id) {
   const Op& op = w.cur;
   const MmaShape sh = unpack_mma(op.a);
   const double rate = k_.arch->wgmma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.tensor_clock_ghz;  // FLOP/ns per SM
   if (rate <= 0) return fault("bad_operand", &w, op.site, "this architecture has no wgmma of kind " + std::string(model::mma_kind_name(sh.kind)));
+  CtaRt& c = cta(w.cta);
+  const size_t gi = static_cast<size_t>(w.warp / 4);
+  if (c.warpgroups.size() <= gi) c.warpgroups.resize(gi + 1);
+  WarpgroupRt& g = c.warpgroups[gi];
+  const int64_t n = w.wgmma_issued++;
+  const size_t at = static_cast<size_t>(n - g.ran);
+  if (g.issuing.size() <= at) g.issuing.resize(at + 1);
+  WarpgroupRt::Issuing& is = g.issuing[at];
+  if (is.warps != 0 && is.shape != op.a)
+    return fault("wgmma_mismatch", &w, op.site,
+                 "wgmma #" + std::to_string(n) + " of this warpgroup differs from the one warp " +
+                     std::to_string(gi * 4 + static_cast<size_t>(std::countr_zero(is.warps))) + " issued at " + site_text(k_, is.site),
+                 {"wgmma.mma_async is .aligned: the four warps of a warpgroup must issue the same instructions in the same order"});
+  if (is.warps == 0) is.shape = op.a, is.site = op.site;
+  is.warps |= 1u << (w.warp % 4);
+  w.mma_open.last = n;
+  const int members = std::min(4, wpc_ - static_cast<int>(gi) * 4);
+  const double issue = jit(tm_.op_issue_ns);
+  if (std::popcount(is.warps) < members) {  // the others' shares are still to come
+    push(now_ + issue, EventKind::WarpStep, id);
+    return;
+  }
   const double dur = 2.0 * sh.m * sh.n * sh.k / rate * static_cast<double>(std::max<int64_t>(1, op.b));
-  SmRt& sm = sms_[static_cast<size_t>(cta(w.cta).sm)];
-  const TensorPipe::Slot s = sm.tc.issue(now_ + tm_.op_issue_ns, dur);  // a full queue holds the warp
-  w.mma_open_done = std::max(w.mma_open_done, s.end);
+  const TensorPipe::Slot s = sms_[static_cast<size_t>(c.sm)].tc.issue(now_ + tm_.op_issue_ns, dur);  // a full queue holds the warp
+  g.issuing.pop_front();
+  ++g.ran;
+  for (int x = static_cast<int>(gi) * 4; x < static_cast<int>(gi) * 4 + members; ++x) {
+    WarpRt& m = warps_[c.first_warp + static_cast<size_t>(x)];
+    if (m.mma_open.last == n) m.mma_open.done = std::max(m.mma_open.done, s.end);
+    for (WarpRt::WgmmaGroup& grp : m.mma_groups)
+      if (grp.last == n) grp.done = std::max(grp.done, s.end);
+  }
+  for (uint32_t x : std::exchange(g.waiters, {})) {  // their wait_group looks again
+    warps_[x].retry = true;
+    resume(warps_[x], x, now_);
+  }
   if (o_.record_trace)
     res_.spans.push_back(TraceSpan{w.cta, -2, s.start, s.end, op.site,
                                    "wgmma " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k), false});
-  push(std::max(s.accepted, now_ + jit(tm_.op_issue_ns)), EventKind::WarpStep, id);
+  push(std::max(s.accepted, now_ + issue), EventKind::WarpStep, id);
 }
 
 // tcgen05.commit: one arrival per CTA of the mask once this warp's earlier tcgen05 ops are done.

@@ -15,13 +15,13 @@ namespace {
 const char* pair_op_name(OpKind k) {
   return k == OpKind::TmemAlloc ? "tcgen05.alloc.cta_group::2" : "tcgen05.dealloc.cta_group::2";
 }
-// Where a site is, for a note: the kernel's source line (and its PTX line), or the scenario's line.
+}  // namespace
+
 std::string site_text(const Kernel& k, uint32_t site) {
   const Site& s = k.sites[site];
   if (!s.origin.empty()) return short_origin(s.origin) + " (PTX line " + std::to_string(s.loc.line) + ")";
   return "line " + std::to_string(s.loc.line) + " (" + s.what + ")";
 }
-}  // namespace
 
 int Engine::tmem_peer(int c) const { return cluster_of(c) * csize_ + ((c % csize_) ^ 1); }
 

@@ -64,6 +64,14 @@ std::string waits_on(const Kernel& k, const HangInput::Warp& w, const RunResult&
     case WaitKind::Tmem: return "a TMEM allocation of " + std::to_string(w.op.a) + " columns";
     case WaitKind::TmemPair:  // cluster-relative, so that the same wait in every cluster is one group
       return std::string("the pair peer's ") + pair_op(w.op) + " (" + std::to_string(w.op.a) + " columns)";
+    case WaitKind::Wgmma: {
+      const int first = w.warp / 4 * 4, members = std::min(4, static_cast<int>((k.launch.threads + 31) / 32) - first);
+      std::vector<int> missing;
+      for (int x = 0; x < members; ++x)
+        if (!((w.slot >> x) & 1)) missing.push_back(first + x);
+      return "a wgmma of its warpgroup that warp" + std::string(missing.size() == 1 ? " " : "s ") + fold_list(missing) +
+             " of this CTA " + (missing.size() == 1 ? "has" : "have") + " not issued (wgmma.mma_async is warpgroup-collective)";
+    }
     case WaitKind::None: break;
   }
   return "nothing";
@@ -119,6 +127,7 @@ Key key_of_wait(const Kernel& k, const HangInput& in, const HangInput::Warp& w) 
     case WaitKind::Tmem: return key_of(WaitKind::Tmem, in.sm_of_cta[static_cast<size_t>(w.cta)], 0);
     case WaitKind::TmemPair:  // id: 0 alloc, 1 dealloc (the peer must issue the same)
       return key_of(WaitKind::TmemPair, std::min(w.cta, pair_peer(k, w.cta)), w.op.kind == OpKind::TmemDealloc);
+    case WaitKind::Wgmma: return key_of(WaitKind::Wgmma, w.cta, static_cast<uint64_t>(w.warp / 4));
     case WaitKind::None: break;
   }
   return 0;
@@ -320,6 +329,11 @@ void explain_hang(HangInput& in) {
       const int sm = in.sm_of_cta[static_cast<size_t>(w.cta)];
       for (int j = 0; j < n; ++j)
         if (in.sm_of_cta[static_cast<size_t>(in.warps[static_cast<size_t>(j)].cta)] == sm) candidates.push_back(j);
+    }
+    if (w.wait == WaitKind::Wgmma) {  // only a warp of its own warpgroup can issue the rest
+      candidates.clear();
+      for (int j : cluster_warps[cl])
+        if (in.warps[static_cast<size_t>(j)].cta == w.cta && in.warps[static_cast<size_t>(j)].warp / 4 == w.warp / 4) candidates.push_back(j);
     }
     if (w.wait == WaitKind::TmemPair) {  // only a warp of the peer CTA can join
       candidates.clear();

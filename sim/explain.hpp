@@ -12,7 +12,8 @@
 namespace pipesim::sim {
 
 // TmemPair: a cta_group::2 tcgen05.alloc / dealloc waiting for the same instruction in its pair peer CTA.
-enum class WaitKind : uint8_t { None, Mbarrier, Named, Cluster, Tmem, TmemPair };
+// Wgmma: a wgmma.wait_group on a wgmma that not every warp of its warpgroup has issued.
+enum class WaitKind : uint8_t { None, Mbarrier, Named, Cluster, Tmem, TmemPair, Wgmma };
 
 struct HangInput {
   const Kernel& kernel;
@@ -23,7 +24,7 @@ struct HangInput {
     Op op;                       // the op it is blocked in (or was about to run)
     WarpProgram prog;            // positioned just after `op`
     WaitKind wait;
-    uint32_t slot;               // Mbarrier: flattened barrier slot
+    uint32_t slot;               // Mbarrier: flattened barrier slot; Wgmma: bit per warp of the group that issued it
     int64_t named_arrived;       // Named: threads arrived so far
     uint32_t named_arrived_mask; // named barrier ids this warp has arrived on in their current phase
     bool cluster_arrived;        // arrived on the cluster barrier in its current phase

@@ -45,8 +45,8 @@ enum class OpKind : uint8_t {
   TmemWait,        // tcgen05.wait::ld (a = 0) / ::st (a = 1)
   StageWrite,      // threads write a staging buffer; a = pipeline id, b = stage: checked
                    // against bulk stores from it not yet retired by wait_group.read (WAR)
-  // Hopper wgmma (kFlagWgmma on Mma): the warp's share of a warpgroup MMA runs on its SM's tensor
-  // pipe; groups complete in commit order.
+  // Hopper wgmma (kFlagWgmma on Mma): every warp of a warpgroup issues it; the warpgroup's MMA runs
+  // on its SM's tensor pipe once all have; groups complete in commit order.
   MmaCommitGroup,  // wgmma.commit_group: the warp's MMAs since the last one form a group
   MmaWaitGroup,    // wgmma.wait_group; a = N: until at most N of the warp's groups are pending
   Fault,           // the warp's own code faulted (external programs: trap, a bad address ...):
@@ -102,7 +102,7 @@ enum OpFlag : uint8_t {
   kFlagMulticast = 1 << 5,        // TmaLoad / Commit: the scenario gave a multicast mask (b)
   kFlagAnswer = 1 << 6,           // the source wants the op's result (ExternalWarp::answer): TestWait
                                   // answers instead of asserting, a local Arrive gives its token
-  kFlagWgmma = 1 << 7,            // Mma: a Hopper wgmma.mma_async (a = packed shape of this warp's share)
+  kFlagWgmma = 1 << 7,            // Mma: a Hopper wgmma.mma_async (a = packed shape of the warpgroup's MMA)
 };
 
 struct Op {

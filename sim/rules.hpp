@@ -36,6 +36,7 @@ inline constexpr RuleInfo kRules[] = {
     {"tmem_dealloc_before_peer_alloc", true, "a cta_group::2 tcgen05.dealloc before the CTA pair's collective allocation completed (the peer's alloc pending or never issued)"},
     {"read_without_wait", true, "a load of a shared-memory value cell whose latest store is not ordered before it (the writer's release after the store, the reader's wait on it), or that was never stored"},
     {"smem_war", true, "a staging buffer written before wait_group.read retired the bulk store from it"},
+    {"wgmma_mismatch", true, "the warps of a warpgroup issued different wgmma.mma_async instructions as one warpgroup MMA (.aligned broken)"},
     {"kernel_fault", true, "the kernel's own code faulted: trap, an access outside its memory, a misaligned address, a TMA through a non-tensor-map"},
     {"smem_over_capacity", true, "the shared memory the scenario's config and pipelines need exceeds the per-block limit: the launch would fail"},
     {"tx_overshoot", false, "more bytes landed than the phase's arrivals expected (tx stuck below zero)"},
@@ -72,8 +73,8 @@ inline std::string_view warning_impact(std::string_view id) {
 inline constexpr std::string_view kModelOnlyRules[] = {"stale_wait", "phase_reused", "early_completion", "init_not_fenced", "smem_war"};
 
 // Rules only a kernel's own code can break (a PTX kernel's instructions): no scenario statement reaches
-// them, so tests/test_ptx_check.cpp pins them with a PTX kernel instead of a scenario pair.
-inline constexpr std::string_view kKernelOnlyRules[] = {"kernel_fault"};
+// them, so PTX kernels pin them (tests/test_ptx_check.cpp, tests/test_ptx_wgmma.cpp) instead of a scenario pair.
+inline constexpr std::string_view kKernelOnlyRules[] = {"kernel_fault", "wgmma_mismatch"};
 
 inline bool is_kernel_only(std::string_view id) {
   for (std::string_view r : kKernelOnlyRules)

@@ -166,6 +166,23 @@ TEST(CheckCli, ColorAlwaysAndNever) {
   EXPECT_TRUE(pipesim({"check", f}).err.empty()) << "no progress line off a terminal";
 }
 
+// The progress line of one long run hears the engine every 65,536 events, simulated time running on.
+TEST(CheckCli, OneLongRunReportsItsProgress) {
+  CheckOptions o;
+  o.defines = {{"K", 8192}};
+  std::vector<std::pair<double, uint64_t>> heard;
+  o.run.on_progress = [&](double ns, uint64_t events, uint64_t) { heard.emplace_back(ns, events); };
+  const CheckResult r = check_file(scenario("hopper/ws_gemm.scn"), o);
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  ASSERT_GE(heard.size(), 2u) << r.result.events << " events";
+  for (size_t i = 1; i < heard.size(); ++i) {
+    EXPECT_GT(heard[i].first, heard[i - 1].first);
+    EXPECT_GT(heard[i].second, heard[i - 1].second);
+  }
+  EXPECT_LE(heard.back().first, r.result.end_ns);
+  EXPECT_LE(heard.back().second, r.result.events);
+}
+
 TEST(CheckCli, QuietPrintsTheVerdictLineOnly) {
   const CmdRun ok = pipesim({"check", "--quiet", scenario("bugs/04_ring_wrap_phase_broken.scn")});
   EXPECT_EQ(ok.code, 0);

@@ -352,7 +352,13 @@ int run_check(const Options& o) {
   for (size_t fi = 0; fi < files.size(); ++fi) {
     const std::string& f = files[fi];
     progress.update(fmt::format("pipesim: [{}/{}] {}", fi + 1, files.size(), f));
-    CheckResult r = check_file(f, co);
+    CheckOptions with_progress = co;  // only the file's own run: the searches' runs report their own way
+    with_progress.run.on_progress = [&](double ns, uint64_t events, uint64_t instructions) {
+      std::string line = fmt::format("pipesim: [{}/{}] {}: {:.1f} us simulated, {:.1f} M events", fi + 1, files.size(), f, ns / 1000, static_cast<double>(events) / 1e6);
+      if (instructions > 0) line += fmt::format(", {:.1f} M PTX instructions", static_cast<double>(instructions) / 1e6);
+      progress.update(line);
+    };
+    CheckResult r = check_file(f, with_progress);
     if (!r.bad_input && !o.delays.empty()) replay_delays(r, co, o.delays);
     if (!r.bad_input && !o.trail.empty()) replay_schedule(r, co, o.trail);
     std::string searched;  // the outcome a search found under another schedule, for the verdict line

@@ -29,12 +29,6 @@ EXAMPLES = [
         "tu": "capture_54.cu",
         "source": "examples/54_hopper_fp8_warp_specialized_gemm/54_hopper_fp8_warp_specialized_gemm.cu",
         "extra_sources": ["examples/54_hopper_fp8_warp_specialized_gemm/hopper_fp8_commandline.hpp"],
-        # Not 256x4096x8192: there the model hangs where the H100 runs it in 32.45 us
-        # (docs/runs/cutlass-h100-2026-11-26.txt). Its 1x2 cluster releases stages from two warps of
-        # each warpgroup, and the model runs a warpgroup's wgmma per warp, so a third warp can fall a
-        # whole ring behind (a false stale wait); on the GPU the four warps issue it together. Back in
-        # once wgmma is a warpgroup collective in the engine.
-        "shapes": [(4096, 4096, 4096), (4096, 128, 4096), (512, 512, 16384), (2048, 2048, 256), (2048, 2048, 2048)],
     },
 ]
 BY_NAME = {e["name"]: e for e in EXAMPLES}

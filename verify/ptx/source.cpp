@@ -297,10 +297,10 @@ bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
       return true;
     case SyncKind::ClusterWait: op.kind = OpKind::ClusterWait; return true;
     case SyncKind::WgmmaMma:
-      // The warpgroup's MMA, a quarter (16 of its 64+ rows) per warp: each warp of the group issues it.
+      // The warpgroup's MMA: each warp of the group issues it; it runs once all have (Engine::do_wgmma).
       op.kind = OpKind::Mma;
       op.flags = sim::kFlagWgmma;
-      op.a = sim::pack_mma({static_cast<model::MmaKind>(r.mma_kind), static_cast<int>(std::max<int64_t>(1, r.a / 4)),
+      op.a = sim::pack_mma({static_cast<model::MmaKind>(r.mma_kind), static_cast<int>(std::max<int64_t>(1, r.a)),
                             static_cast<int>(r.b), static_cast<int>(r.c)});
       op.b = 1;
       return true;
