@@ -160,14 +160,14 @@ constexpr Capacity kConsumerBlackwell{
 };
 
 constexpr std::array kArchs{
-    Arch{"sm_90a", "H100 SXM", kDatacenter, kHopperTiming, false, false, "",
+    Arch{"sm_90a", "H100 SXM", kDatacenter, kHopperTiming, false, false, false, "",
          // CUTLASS SMEM_CAPACITY_MAP["sm_90"] = (228 - 1) * 1024
          232448, 1024, {}, kHopperWgmma},
-    Arch{"sm_100a", "B200", with_blackwell(kDatacenter, 148), kBlackwellTiming, true, false, "",
+    Arch{"sm_100a", "B200", with_blackwell(kDatacenter, 148), kBlackwellTiming, true, true, false, "",
          // CUTLASS SMEM_CAPACITY_MAP["sm_100"] = (228 - 1) * 1024
          232448, 1024, kBlackwellMma},
     // B300: same SM count and capacities as B200 in public material; unconfirmed.
-    Arch{"sm_103a", "B300", with_blackwell(kDatacenter, 148), kBlackwellTiming, true, true,
+    Arch{"sm_103a", "B300", with_blackwell(kDatacenter, 148), kBlackwellTiming, true, true, true,
          "B300 capacities assumed equal to B200 (SM count, shared memory, TMEM); not confirmed on silicon",
          // CUTLASS SMEM_CAPACITY_MAP["sm_103"] = (228 - 1) * 1024
          232448, 1024, kBlackwellMma},
@@ -176,7 +176,7 @@ constexpr std::array kArchs{
                 .tma_issue_ns = 10.0, .smem_bytes_per_ns = 128.0 * 2.4, .op_issue_ns = 2.0,
                 .mbarrier_wake_ns = 20.0, .remote_arrive_ns = 150.0, .named_barrier_ns = 15.0,
                 .cluster_barrier_ns = 200.0},
-         false, true,
+         false, true, true,
          "RTX PRO 6000 rows (SM count, shared memory, threads per SM) are public vendor figures, "
          "not confirmed on silicon",
          // CUTLASS SMEM_CAPACITY_MAP["sm_120"] = (100 - 1) * 1024

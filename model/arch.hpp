@@ -140,6 +140,7 @@ struct Arch {
   Capacity cap;
   Timing time;
   bool has_tcgen05 = false;
+  bool has_clc = false;             // clusterlaunchcontrol.try_cancel / query_cancel (PTX ISA: sm_100 and later)
   bool uncertain = false;           // capacities not confirmed on silicon
   // What is uncertain about this row, in words ("" when nothing is); reports print it.
   std::string_view uncertain_note = {};

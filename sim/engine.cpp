@@ -229,7 +229,10 @@ void Engine::dispatch(const Event& e) {
     }
     case EventKind::TxLand: land(e); break;
     case EventKind::DramDone: dram_done(e); break;
-    case EventKind::RemoteOp: deliver(e, std::string(op_name(e.op))); break;
+    case EventKind::RemoteOp:
+      if (e.op == OpKind::ClcTryCancel) land_clc_response(e);
+      else deliver(e, std::string(op_name(e.op)));
+      break;
     case EventKind::AsyncArrive: deliver(e, "tcgen05.commit arrival"); break;
   }
 }

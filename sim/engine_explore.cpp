@@ -97,7 +97,8 @@ uint64_t Engine::state_hash() const {
     h.add(c.started).add(c.exited).add(c.live).add(c.tma_inflight);
     h.add(c.tmem_held).add(c.tmem_last_alloc).add(c.tmem_relinquished).add(c.tmem_pair_waiter);
     for (const MBarrier& b : c.bars) h.add(b.initialised).add(b.completed).add(b.pending).add(b.expected).add(b.tx);
-    for (const SmemCellRt& cell : c.cells) h.add(cell.written).add(cell.value).add(cell.writer).add(cell.releases_before);
+    for (const SmemCellRt& cell : c.cells)
+      h.add(cell.written).add(cell.value).add(cell.writer).add(cell.releases_before).add(cell.slot).add(cell.completion);
     for (uint8_t f : c.fenced) h.add(f);
     for (uint8_t v : c.visible) h.add(v);
     for (const auto& ws : c.waiters) {

@@ -59,7 +59,8 @@ struct Event {
   OpKind op;        // RemoteOp: which operation
   int64_t value;
   int64_t phase = 0;  // TxLand: phases the target barrier had completed when the copy was issued;
-                      // RemoteOp of an Arrive: the threads it stands for (threads_of)
+                      // RemoteOp of an Arrive: the threads it stands for (threads_of); of a
+                      // ClcTryCancel (a scenario's response): the smem cell it lands in
 };
 // Heap entries are 16 bytes: the time and (sequence << 24 | payload index). The sequence
 // breaks ties deterministically; payloads live in a free-listed pool.
@@ -217,13 +218,20 @@ struct WarpRt {
   std::vector<int64_t> loaded;  // the values its loads read, in order (WarpEnd::loaded)
 };
 
-// A shared-memory value cell (Kernel::smem) of one CTA: its latest store.
+// The bytes a clusterlaunchcontrol.try_cancel response completes on its mbarrier (PTX ISA: .b128).
+inline constexpr int64_t kClcResponseBytes = 16;
+
+// A shared-memory value cell (Kernel::smem) of one CTA: its latest store, or the latest
+// clusterlaunchcontrol.try_cancel response that landed in it (writer kNoWarp: no warp's store
+// orders it, the completion of its barrier does).
 struct SmemCellRt {
   bool written = false;
   int64_t value = 0;
-  uint32_t writer = kNoWarp;  // warp id
+  uint32_t writer = kNoWarp;  // warp id; kNoWarp: a try_cancel response
   size_t releases_before = 0; // the writer's releases.size() at the store: later ones order it
   uint32_t site = 0;
+  uint32_t slot = 0;          // a response: the barrier its complete_tx landed on ...
+  int64_t completion = 0;     // ... counting toward that barrier's completion #completion
 };
 
 struct NamedRt {
@@ -490,6 +498,9 @@ class Engine {
   void do_smem_store(WarpRt& w, uint32_t id);
   void do_smem_load(WarpRt& w, uint32_t id);
   void note_release(WarpRt* w, int c, uint32_t s, OpKind kind, int64_t completed_before);
+  // A scenario's try_cancel response landing (RemoteOp ClcTryCancel: value the cancelled cluster or
+  // -1, phase the cell): complete_tx on the barrier, then the cell holds the response.
+  void land_clc_response(const Event& e);
   std::string cell_name(uint32_t cell) const;
 
   void grant_alloc(WarpRt& w, int64_t cols);

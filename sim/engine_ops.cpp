@@ -413,9 +413,11 @@ void Engine::do_commit(WarpRt& w, uint32_t id) {
 // Cluster launch control: the hardware hands out the grid's clusters not yet launched, in launch
 // order; a cancelled cluster never launches, and the warp that cancelled it does its work. The
 // response lands after the TMA round trip (assumption: CLC has no published latency of its own).
+// A PTX kernel's response is written into its shared memory now (ExternalRun::clc_response) and
+// completes its bytes at the landing; a scenario's lands in its smem cell at the landing
+// (land_clc_response, sim/engine_values.cpp), where read_without_wait judges who reads it.
 void Engine::do_try_cancel(WarpRt& w, uint32_t id) {
   const Op& op = w.cur;
-  if (!run_) return fault("bad_operand", &w, op.site, "clusterlaunchcontrol.try_cancel needs a kernel's own code (PTX)");
   int cancelled = -1;
   if (next_cluster_ < static_cast<int>(clusters_.size())) cancelled = next_cluster_++;
   const uint32_t s = slot(op.bar);
@@ -424,8 +426,12 @@ void Engine::do_try_cancel(WarpRt& w, uint32_t id) {
   for (int r = 0; r < csize_; ++r) {
     const int dst = op.b ? base + r : (r == 0 ? w.cta : -1);
     if (dst < 0) continue;
-    run_->clc_response(dst, static_cast<uint32_t>(op.a), cancelled);
-    push(at, EventKind::RemoteOp, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, 16);
+    if (run_) {
+      run_->clc_response(dst, static_cast<uint32_t>(op.a), cancelled);
+      push(at, EventKind::RemoteOp, static_cast<uint32_t>(dst), s, op.site, id, OpKind::CompleteTx, kClcResponseBytes);
+    } else {
+      push(at, EventKind::RemoteOp, static_cast<uint32_t>(dst), s, op.site, id, OpKind::ClcTryCancel, cancelled, op.a);
+    }
   }
   push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
 }

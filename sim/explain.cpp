@@ -96,6 +96,10 @@ void contributions(const Kernel& k, const HangInput& in, int cta, const Op& op, 
           if ((op.b >> r) & 1) f(key_of(WaitKind::Mbarrier, base + r, barrier_slot(k, op.bar.array, op.bar.index)));
       }
       break;
+    case OpKind::ClcTryCancel:  // complete_tx on bar of the own CTA, or of every CTA (multicast)
+      for (int r = 0; r < k.launch.cluster; ++r)
+        if (op.b || base + r == cta) f(key_of(WaitKind::Mbarrier, base + r, barrier_slot(k, op.bar.array, op.bar.index)));
+      break;
     case OpKind::NamedSync: case OpKind::NamedArrive:
       f(key_of(WaitKind::Named, cta, static_cast<uint64_t>(op.a)));
       break;
@@ -145,6 +149,7 @@ void static_arrivers(const Kernel& k, uint32_t array, const std::vector<Stmt>& b
         case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ArriveDrop:
         case OpKind::ExpectTx: case OpKind::CompleteTx: case OpKind::TmaLoad: how = ""; break;
         case OpKind::Commit: how = s.mask ? " (a tcgen05.commit to the CTAs of its mask)" : " (a tcgen05.commit)"; break;
+        case OpKind::ClcTryCancel: how = s.mask ? " (a try_cancel response to every CTA of the cluster)" : " (a try_cancel response)"; break;
         default: break;
       }
     } else if (s.kind == StmtKind::Pipe && arr.pipeline >= 0 && s.pipeline == static_cast<uint32_t>(arr.pipeline)) {

@@ -254,7 +254,13 @@ void WarpProgram::expand(const Stmt& s) {
       if (refuse(s, "bad_operand", operand::cluster_rank(rank, kernel_->launch.cluster))) return;
       op.bar.rank = static_cast<int32_t>(rank);
     }
-    op.a = s.op == OpKind::SmemStore ? eval_in(*s.value, env_) : s.slot;
+    if (s.op == OpKind::ClcTryCancel) {  // the response's cell in a, its barrier, b = 1 multicast
+      op.a = op.b;
+      op.b = s.mask ? 1 : 0;
+      if (!bar_of(s, op.bar)) return;
+    } else {
+      op.a = s.op == OpKind::SmemStore ? eval_in(*s.value, env_) : s.slot;
+    }
     emit(op);
     return;
   }
@@ -320,8 +326,8 @@ void WarpProgram::expand(const Stmt& s) {
     case OpKind::TmemWait: op.a = value(s.n, 0); break;
     case OpKind::StageWrite: break;
     // Only external programs (PTX) issue these; the scenario language has no statement for them.
-    case OpKind::MmaCommitGroup: case OpKind::MmaWaitGroup: case OpKind::Fault: case OpKind::ClcTryCancel: break;
-    case OpKind::SmemStore: case OpKind::SmemLoad: break;  // above (s.cell)
+    case OpKind::MmaCommitGroup: case OpKind::MmaWaitGroup: case OpKind::Fault: break;
+    case OpKind::SmemStore: case OpKind::SmemLoad: case OpKind::ClcTryCancel: break;  // above (s.cell)
   }
   switch (s.op) {
     case OpKind::Mma: case OpKind::Commit: case OpKind::TmemAlloc: case OpKind::TmemDealloc: {

@@ -52,8 +52,9 @@ enum class OpKind : uint8_t {
   Fault,           // the warp's own code faulted (external programs: trap, a bad address ...):
                    // ExternalWarp::fault() says what
   ClcTryCancel,    // clusterlaunchcontrol.try_cancel: cancels the next cluster not yet launched (if
-                   // any); the 16-byte response (ExternalRun::clc_response) lands at shared offset a
-                   // with complete_tx(16) on bar, in every CTA of the cluster when b = 1 (multicast)
+                   // any); the 16-byte response lands with complete_tx(16) on bar, in every CTA of the
+                   // cluster when b = 1 (multicast). a: its shared offset (PTX: ExternalRun::clc_response
+                   // writes it) or, in a scenario, its smem cell (flattened, as SmemStore's b)
   // Values through shared memory (scenarios): b = the cell (Kernel::smem, flattened: smem_cell), in
   // the CTA of cluster rank bar.rank (kOwnCta: the warp's own).
   SmemStore,       // st.shared(::cluster); a = the value

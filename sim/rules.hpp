@@ -34,7 +34,7 @@ inline constexpr RuleInfo kRules[] = {
     {"tmem_bad_alloc", true, "TMEM columns not a power of two in 32..512, growing, or after relinquish"},
     {"tmem_leak", true, "a CTA exited still holding TMEM columns"},
     {"tmem_dealloc_before_peer_alloc", true, "a cta_group::2 tcgen05.dealloc before the CTA pair's collective allocation completed (the peer's alloc pending or never issued)"},
-    {"read_without_wait", true, "a load of a shared-memory value cell whose latest store is not ordered before it (the writer's release after the store, the reader's wait on it), or that was never stored"},
+    {"read_without_wait", true, "a load of a shared-memory value cell whose latest store is not ordered before it (the writer's release after the store, the reader's wait on it), or that was never stored; of a try_cancel response, without a wait on its barrier at the completion its bytes count toward"},
     {"smem_war", true, "a staging buffer written before wait_group.read retired the bulk store from it"},
     {"wgmma_mismatch", true, "the warps of a warpgroup issued different wgmma.mma_async instructions as one warpgroup MMA (.aligned broken)"},
     {"kernel_fault", true, "the kernel's own code faulted: trap, an access outside its memory, a misaligned address, a TMA through a non-tensor-map"},

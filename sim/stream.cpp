@@ -33,6 +33,8 @@ OpStreams materialise(const Kernel& k, const StreamLimits& limits) {
         // A value read from shared memory steers the program: its stream cannot be laid out ahead.
         if (op.kind == OpKind::SmemLoad)
           throw StreamUnavailable(at + "values through shared memory ('load') do not run on the device interpreter");
+        if (op.kind == OpKind::ClcTryCancel)
+          throw StreamUnavailable(at + "cluster launch control ('clc_try_cancel') does not run on the device interpreter");
         if (s.ops.size() >= limits.max_ops)
           throw StreamTooLarge("the scenario lowers to more than " + std::to_string(limits.max_ops) +
                                " operations (reached at CTA " + std::to_string(c) + " warp " + std::to_string(w) + " of " +

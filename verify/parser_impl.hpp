@@ -115,6 +115,8 @@ inline constexpr std::string_view kStatements[] = {
     // tcgen05 (sm_100a / sm_103a)
     "mma", "commit", "tmem_alloc", "tmem_dealloc", "tmem_relinquish", "tmem_load", "tmem_store",
     "tmem_wait",
+    // cluster launch control (sm_100a and later)
+    "clc_try_cancel",
 };
 
 inline constexpr uint32_t kNoArray = std::numeric_limits<uint32_t>::max();  // PipelineTmaStore's full/empty
@@ -419,6 +421,8 @@ class Parser {
   // `load NAME[i]` after `let x =`, `var x =` or `x =`: the statement that loads into `slot`.
   Stmt parse_smem_load(Cur& c, uint32_t slot, const Token& at);
   sim::BarOperand parse_cell(Cur& c);
+  // `clc_try_cancel CELL bar = B[i] [multicast]`: the response into an smem cell (parser_values.cpp).
+  Stmt parse_clc_try_cancel(Cur& c);
 
   void parse_barrier(Cur& c);
 

@@ -100,6 +100,7 @@ void Parser::parse_stmt(Cur& c, uint32_t indent, int depth, std::vector<Stmt>& o
     if (std::find(std::begin(kStatements), std::end(kStatements), w) != std::end(kStatements))
       return out.push_back(parse_tcgen05(c));
   }
+  if (w == "clc_try_cancel") return out.push_back(parse_clc_try_cancel(c));
   if (w == "cluster_sync") {
     c.next();
     expect_end(c);

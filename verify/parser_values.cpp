@@ -1,6 +1,7 @@
 // Values through shared memory: `smem NAME[N]` (declaration), `store NAME[i] = v [cta = R]` and
-// `load NAME[i]` (after `let x =`, `var x =` or `x =`). The engine orders loads after stores
-// (sim/engine_values.cpp, read_without_wait). The Parser: verify/parser_impl.hpp.
+// `load NAME[i]` (after `let x =`, `var x =` or `x =`), and the cell a cluster launch control
+// response lands in (`clc_try_cancel NAME[i] bar = B[j] [multicast]`). The engine orders loads after
+// stores and responses (sim/engine_values.cpp, read_without_wait). The Parser: verify/parser_impl.hpp.
 #include "verify/parser_impl.hpp"
 
 namespace pipesim::verify::scenario {
@@ -64,6 +65,34 @@ Stmt Parser::parse_smem_load(Cur& c, uint32_t slot, const Token& at) {
   s.cell = parse_cell(c);
   s.slot = slot;
   operands(c, h, {}, Ctx::Role);
+  return s;
+}
+
+// clc_try_cancel CELL bar = B[i] [multicast]: clusterlaunchcontrol.try_cancel.async.shared::cta.
+// mbarrier::complete_tx::bytes[.multicast::cluster::all].b128 [CELL], [B[i]]. The 16-byte response is
+// one cell here: the cancelled cluster's id, or -1 (sim/engine_values.cpp).
+Stmt Parser::parse_clc_try_cancel(Cur& c) {
+  const Token& h = c.next();
+  if (!k_.arch->has_clc) {
+    std::vector<std::string_view> have;
+    for (const model::Arch& a : model::all_archs())
+      if (a.has_clc) have.push_back(a.name);
+    fail(h, fmt::format("clusterlaunchcontrol.try_cancel needs one of {}; this kernel is on {}", join(have), k_.arch->name),
+         "cluster launch control came with Blackwell; a Hopper persistent kernel uses a static scheduler ('for tile in tiles')");
+  }
+  if (!at_smem(c))
+    fail(c.peek(), fmt::format("expected the smem cell the response lands in after 'clc_try_cancel', found {}", describe(c.peek())),
+         "declare it with 'smem NAME[N]' (one cell per CLC pipeline stage)");
+  Stmt s = op_stmt(OpKind::ClcTryCancel, h, "clc_try_cancel");
+  s.cell = parse_cell(c);
+  if (!c.at_ident("bar"))
+    fail(c.peek(), fmt::format("expected 'bar = B[i]' (the mbarrier the response completes 16 bytes on), found {}", describe(c.peek())));
+  c.next();
+  expect(c, Tok::Assign, "'=' after 'bar'");
+  s.bar = parse_bar(c, h);
+  static constexpr OSpec kS[] = {{"multicast", OT::Flag}};  // .multicast::cluster::all
+  auto g = operands(c, h, kS, Ctx::Role);
+  if (g[0].present) s.mask = sim::Expr::constant(1, g[0].name.loc);
   return s;
 }
 
