@@ -286,21 +286,6 @@ bool releases_mbarrier(OpKind k) {
 }  // namespace
 
 // One op of warp `id` at now_.
-namespace {
-// The ops where schedules meet: mbarrier and named/cluster barrier operations, copies and commits.
-bool synchronises(OpKind k) {
-  switch (k) {
-    case OpKind::Wait: case OpKind::TestWait: case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ExpectTx:
-    case OpKind::CompleteTx: case OpKind::ArriveDrop: case OpKind::TmaLoad: case OpKind::NamedSync: case OpKind::NamedArrive:
-    case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::Commit: case OpKind::ClcTryCancel:
-    case OpKind::SmemStore: case OpKind::SmemLoad:  // a load's value and verdict depend on what came first
-      return true;
-    default:
-      return false;
-  }
-}
-}  // namespace
-
 void Engine::step(uint32_t id) {
   ++res_.events;
   WarpRt& w = warps_[id];

@@ -7,6 +7,8 @@
 
 #include "sim/engine_impl.hpp"
 
+#include <unordered_map>
+
 namespace pipesim::sim {
 namespace detail {
 namespace {
@@ -101,9 +103,12 @@ uint64_t Engine::state_hash() const {
       h.add(cell.written).add(cell.value).add(cell.writer).add(cell.releases_before).add(cell.slot).add(cell.completion);
     for (uint8_t f : c.fenced) h.add(f);
     for (uint8_t v : c.visible) h.add(v);
+    // A barrier's waiters as a set: the order they blocked in is an accident of the path (two waits
+    // on one barrier commute, engine_footprint.cpp), and a completion releases them together.
     for (const auto& ws : c.waiters) {
-      h.add(ws.size());
-      for (uint32_t x : ws) h.add(x);
+      uint64_t set = 0;
+      for (uint32_t x : ws) set += StateHash::mix(x + 1);
+      h.add(ws.size()).add(set);
     }
     for (const NamedRt& n : c.named) {
       h.add(n.count).add(n.arrived).add(n.warps.size()).add(n.waiters.size());
@@ -145,13 +150,16 @@ UntimedRun::UntimedRun(const Kernel& kernel, RunOptions options) {
   options.replay = nullptr;
   e_ = std::make_unique<detail::Engine>(kernel, options);
   e_->start_untimed();
+  futures_ = std::make_shared<FutureCache>();
 }
-UntimedRun::UntimedRun(const UntimedRun& o) : e_(std::make_unique<detail::Engine>(*o.e_)) {}
+UntimedRun::UntimedRun(const UntimedRun& o) : e_(std::make_unique<detail::Engine>(*o.e_)), futures_(o.futures_) {}
 UntimedRun::UntimedRun(UntimedRun&&) noexcept = default;
 UntimedRun& UntimedRun::operator=(UntimedRun&&) noexcept = default;
 UntimedRun::~UntimedRun() = default;
 
 size_t UntimedRun::settle() { return e_->settle().size(); }
+
+size_t UntimedRun::choice_count() const { return e_->choice_list().size(); }
 
 void UntimedRun::take(size_t i) { e_->take(choice_seq(i)); }
 
@@ -181,6 +189,22 @@ UntimedRun::Choice UntimedRun::describe(size_t i) const {
 }
 
 uint64_t UntimedRun::state_hash() const { return e_->state_hash(); }
+
+uint64_t UntimedRun::choice_id(size_t i) const { return e_->choice_id(choice_seq(i)); }
+
+Footprint UntimedRun::footprint(size_t i) const { return e_->footprint(choice_seq(i)); }
+
+struct UntimedRun::FutureCache {
+  std::unordered_map<uint64_t, Footprint> by_key;  // Engine::future_key -> Engine::future
+};
+
+std::vector<size_t> UntimedRun::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep) const {
+  return e_->persistent_set(prints, asleep, [&](uint32_t warp) -> const Footprint& {
+    auto [it, fresh] = futures_->by_key.try_emplace(e_->future_key(warp));
+    if (fresh) it->second = e_->future(warp);
+    return it->second;
+  });
+}
 
 RunResult UntimedRun::finish() && { return e_->end_untimed(); }
 

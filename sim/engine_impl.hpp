@@ -26,6 +26,7 @@
 #include "sim/l2.hpp"
 #include "sim/tensor_pipe.hpp"
 #include "sim/explain.hpp"
+#include "sim/explore.hpp"
 #include "sim/lowering.hpp"
 #include "sim/mbarrier.hpp"
 #include "sim/rules.hpp"
@@ -33,6 +34,20 @@
 namespace pipesim::sim::detail {
 
 inline constexpr int kNamedBarriers = 16;
+
+// The ops where schedules meet: mbarrier and named/cluster barrier operations, copies and commits.
+// An untimed run stops a warp before each (sim/explore.hpp).
+inline bool synchronises(OpKind k) {
+  switch (k) {
+    case OpKind::Wait: case OpKind::TestWait: case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ExpectTx:
+    case OpKind::CompleteTx: case OpKind::ArriveDrop: case OpKind::TmaLoad: case OpKind::NamedSync: case OpKind::NamedArrive:
+    case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::Commit: case OpKind::ClcTryCancel:
+    case OpKind::SmemStore: case OpKind::SmemLoad:  // a load's value and verdict depend on what came first
+      return true;
+    default:
+      return false;
+  }
+}
 
 // A slot of `pool` for reuse: the last one freed, else a new one at the end.
 template <class T>
@@ -321,6 +336,22 @@ class Engine {
   uint64_t state_hash() const;
   RunResult end_untimed();
 
+  // ------------------------------------ partial-order reduction (sim/explore.hpp, engine_footprint.cpp)
+  // What choice `seq` touches: its op or landing, then the steps that run before the next choice
+  // (the warp's own up to its next synchronising op, those of the warps it may wake, an exit).
+  Footprint footprint(uint64_t seq) const;
+  uint64_t choice_id(uint64_t seq) const;
+  // The warp's remaining program (every op, what its copies and arrivals will touch, its exit) and
+  // a key of where it stands in it (equal keys, equal futures).
+  Footprint future(uint32_t id) const;
+  uint64_t future_key(uint32_t id) const;
+  // A persistent set of this state's choices (indices into choice_list(); `prints` their footprints,
+  // `asleep` those not to be taken): the smallest found from any one choice by closing it under
+  // conflicts with what other warps and events may still do (futures from `future_of`). Empty: none
+  // smaller than all choices.
+  std::vector<size_t> persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
+                                     const std::function<const Footprint&(uint32_t)>& future_of) const;
+
  private:
   // ----------------------------------------------------------------- budget
   double seconds_since(std::chrono::steady_clock::time_point t0) const {
@@ -571,6 +602,16 @@ class Engine {
   bool init_visible(CtaRt& c, uint32_t s, bool remote, const WarpRt& w, uint32_t site);
 
   void deliver(const Event& e, const std::string& what);
+
+  // Footprints (engine_footprint.cpp): what executing `op` as warp w touches (with `issued`, also
+  // what the copies and arrivals it issues will touch when they land); the steps warp `id` runs
+  // after its current op up to its next synchronising op; its exit; the continuations of `waiters`.
+  void op_touches(const WarpRt& w, const Op& op, bool issued, Footprint& f) const;
+  void continuation(uint32_t id, Footprint& f, std::vector<uint32_t>& seen) const;
+  void exit_touches(uint32_t id, Footprint& f, std::vector<uint32_t>& seen, bool wakes = true) const;
+  void wake_touches(const std::vector<uint32_t>& waiters, Footprint& f, std::vector<uint32_t>& seen) const;
+  void cluster_release_touches(int cl, Footprint& f, std::vector<uint32_t>& seen, bool wakes = true) const;
+  void landing_touches(const Event& e, Footprint& f, std::vector<uint32_t>& seen) const;
 
   void exit_warp(uint32_t id);
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/engine.hpp"
 
@@ -19,6 +20,50 @@ namespace pipesim::sim {
 namespace detail {
 class Engine;
 }
+
+// What a choice of an untimed run touches, for the search's partial-order reduction (sleep sets and
+// persistent sets, verify/search_exhaustive.cpp). The engine derives it (sim/engine_footprint.cpp) from
+// the op the poised warp executes or the event that lands, plus the steps that run with it before the
+// next choice: the warp's own steps up to its next synchronising op and those of the warps the choice
+// may wake. Two choices are independent when their footprints do not conflict: no shared object that
+// one writes while the other reads or writes. `Add` is an update that commutes with itself (a count of
+// copies in flight or of live warps, a flag set to 1) and conflicts with reads and writes only. A wait
+// is a read of its barrier: the waiter set it may join is kept as a set (the state hash ignores the
+// order) and only what writes the barrier reads it.
+struct Footprint {
+  enum class Object : uint8_t {
+    Mbarrier,      // a barrier slot's state (phase, pending, tx) and its waiters; scope: CTA
+    MbarrierInit,  // whether a slot is initialised (init / inval); scope: CTA
+    InitVisible,   // fence.mbarrier_init / cluster-published state of a CTA's slots (index: any)
+    Named,         // a named barrier (index: its id); scope: CTA
+    Cluster,       // the cluster barrier and the cluster's live warps; scope: cluster
+    CtaLife,       // whether the CTA runs (its live warps, exited); scope: CTA
+    CopiesInFlight,// TMA loads into the CTA not landed yet; scope: CTA
+    BulkStores,    // bulk stores of the CTA's warps and their groups; scope: CTA
+    Cell,          // a shared-memory value cell (index); scope: CTA
+    Releases,      // warps' release records (read by a load's ordering rule)
+    CtaGroup,      // the kernel's tcgen05 cta_group, fixed by its first tcgen05 op
+  };
+  enum class Access : uint8_t { Read, Add, Write };
+  static constexpr uint32_t kAnyIndex = UINT32_MAX;
+  struct Touch {
+    uint64_t object;  // Object << 56 | scope << 32 | index
+    Access access;
+  };
+  std::vector<Touch> touches;
+  bool everything = false;  // touches what no object names (TMEM, a launch, a value-dependent branch)
+
+  void add(Object o, uint32_t scope, uint32_t index, Access a) {
+    touches.push_back({static_cast<uint64_t>(o) << 56 | static_cast<uint64_t>(scope & 0xffffffu) << 32 | index, a});
+  }
+  void merge(const Footprint& o) {
+    everything |= o.everything;
+    touches.insert(touches.end(), o.touches.begin(), o.touches.end());
+  }
+  bool conflicts(const Footprint& o) const;
+  // Sorted, one touch per object with the strongest access (keeps whole-program futures small).
+  void compact();
+};
 
 class UntimedRun {
  public:
@@ -48,9 +93,22 @@ class UntimedRun {
 
   // Runs every step no choice decides and returns how many choices are open; 0: the run ended.
   size_t settle();
+  // How many choices the last settle() left open.
+  size_t choice_count() const;
   // Choice i of the last settle (0 <= i < settle()), oldest first.
   Choice describe(size_t i) const;
   void take(size_t i);
+  // Partial-order reduction (verify/search_exhaustive.cpp). The choice's identity among this state's
+  // choices, the same in every state where the same transition is open: the warp for a poised op,
+  // the event's content for an arrival (two pending events of equal content are one transition).
+  uint64_t choice_id(size_t i) const;
+  // What choice i touches in this state (Footprint).
+  Footprint footprint(size_t i) const;
+  // A persistent set of this state's choices (their footprints `prints`; `asleep`: not to be
+  // taken): no order of the other choices and what follows them, up to one of the set, conflicts
+  // with the set, so only the set need be tried here. Indices, ascending; empty: none smaller than
+  // all choices. Rests on each warp's remaining program (its future, cached by program state).
+  std::vector<size_t> persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep) const;
   // Equal states (what can happen next, not when), equal hashes.
   uint64_t state_hash() const;
   // The run's result, as sim::run reports it (call once, after settle() returned 0).
@@ -59,6 +117,10 @@ class UntimedRun {
  private:
   uint64_t choice_seq(size_t i) const;
   std::unique_ptr<detail::Engine> e_;
+  // Warps' futures by program state, shared by every copy of the run (verify/search_exhaustive.cpp
+  // copies it at each choice): a warp at the same point of its program has the same future.
+  struct FutureCache;
+  std::shared_ptr<FutureCache> futures_;
 };
 
 }  // namespace pipesim::sim

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "sim/explore.hpp"
 #include "verify/check.hpp"
@@ -32,6 +34,12 @@ ExhaustiveBounds bounds() {
   ExhaustiveBounds b;
   b.max_states = 500'000;
   b.max_seconds = 60;
+  return b;
+}
+
+ExhaustiveBounds unreduced() {
+  ExhaustiveBounds b = bounds();
+  b.partial_order = false;
   return b;
 }
 
@@ -68,7 +76,46 @@ TEST_P(RacePairs, TheFixedFormIsProvenCleanWithinTheBounds) {
   EXPECT_GT(s.states, 10u);
 }
 
+// The partial-order reduction (sleep sets, persistent sets) against every order (--search-por off):
+// the same verdicts, every end outcome still reached, and fewer choices taken.
+TEST_P(RacePairs, TheReductionKeepsTheVerdictsAndTakesFewerChoices) {
+  const CheckResult broken = check(GetParam() + "_broken.scn");
+  const ExhaustiveResult found_on = exhaustive_search(broken.kernel, {}, bounds()), found_off = exhaustive_search(broken.kernel, {}, unreduced());
+  EXPECT_FALSE(found_on.outcome.empty());
+  EXPECT_FALSE(found_off.outcome.empty());
+  std::string error;
+  const auto replayed = replay_trail(broken.kernel, {}, trail_text(found_on.trail), error);
+  ASSERT_TRUE(replayed) << error;
+  EXPECT_EQ(outcome_text(*replayed), found_on.outcome);
+
+  const CheckResult fixed = check(GetParam() + "_fixed.scn");
+  const ExhaustiveResult on = exhaustive_search(fixed.kernel, {}, bounds()), off = exhaustive_search(fixed.kernel, {}, unreduced());
+  ASSERT_TRUE(on.complete && off.complete);
+  EXPECT_TRUE(on.outcome.empty() && off.outcome.empty());
+  std::vector<std::string> ends_on, ends_off;
+  for (const auto& [what, n] : on.outcomes) ends_on.push_back(what);
+  for (const auto& [what, n] : off.outcomes) ends_off.push_back(what);
+  EXPECT_EQ(ends_on, ends_off);
+  EXPECT_LT(on.transitions, off.transitions);
+  EXPECT_LE(on.states, off.states);
+  EXPECT_GT(on.pruned_sleep + on.pruned_persistent, 0u);
+  EXPECT_EQ(off.pruned_sleep + off.pruned_persistent, 0u);
+  const std::string text = exhaustive_report(fixed, off, "x.scn", "");
+  EXPECT_NE(text.find("no partial-order reduction (--search-por off)"), std::string::npos) << text;
+}
+
 INSTANTIATE_TEST_SUITE_P(Exhaustive, RacePairs, testing::Values("a_named_count_small", "b_named_arrive_ahead", "c_elected_release"));
+
+// Persistent sets cut states, not only orders (sleep sets alone reach every state): on race (c)'s fix
+// the producer's and the consumers' steps on barriers nobody else touches any more are taken alone.
+TEST(Exhaustive, PersistentSetsReachFewerStatesOnTheElectedReleaseFix) {
+  const CheckResult r = check("c_elected_release_fixed.scn", {Define{"K_TILES", 16}});
+  const ExhaustiveResult on = exhaustive_search(r.kernel, {}, bounds()), off = exhaustive_search(r.kernel, {}, unreduced());
+  ASSERT_TRUE(on.complete && off.complete);
+  EXPECT_GT(on.pruned_persistent, 0u);
+  EXPECT_LT(on.states, off.states);
+  EXPECT_LT(on.transitions, off.transitions);
+}
 
 TEST(Exhaustive, TheConsumedPhaseFixIsProvenClean) {
   const CheckResult r = check("d_phase_not_carried_fixed.scn");
@@ -123,6 +170,69 @@ TEST(UntimedRun, EqualStatesHashEqualAndAChoiceChangesTheHash) {
   // Two orders of the first two choices: different paths, and each choice is described.
   EXPECT_EQ(run.describe(0).kind, sim::UntimedRun::Choice::Kind::Op);
   EXPECT_GE(run.describe(0).cta, 0);
+}
+
+// The independence the reduction rests on, checked against the engine itself: two choices whose
+// footprints do not conflict reach the same state in either order, and neither closes the other
+// (or, where one ends the run, both orders end with the same outcome). Over the first states of
+// every scenario of scenarios/races/ and of ws_gemm at one cluster (two CTAs).
+TEST(Footprint, ChoicesJudgedIndependentCommute) {
+  size_t pairs = 0;
+  std::vector<CheckResult> scenarios;
+  for (const char* name : {"a_named_count_small", "b_named_arrive_ahead", "c_elected_release", "d_phase_not_carried"})
+    for (const char* form : {"_broken.scn", "_fixed.scn"}) {
+      const bool tiles = std::string(name) == "c_elected_release";  // the one pair with a K_TILES setting
+      scenarios.push_back(check(std::string(name) + form, tiles ? std::vector<Define>{Define{"K_TILES", 2}} : std::vector<Define>{}));
+    }
+  {  // two CTAs of a cluster: multicast copies, remote releases, exits
+    CheckOptions o;
+    o.defines = {Define{"M", 128}, Define{"N", 128}, Define{"K", 128}};
+    scenarios.push_back(check_file((fs::path(PIPESIM_SOURCE_DIR) / "scenarios" / "hopper" / "ws_gemm.scn").string(), o));
+    ASSERT_FALSE(scenarios.back().bad_input) << scenarios.back().diagnostic;
+  }
+  for (const CheckResult& r : scenarios) {
+    const std::string& name = r.kernel.file;
+    {
+      std::vector<sim::UntimedRun> todo;
+      todo.emplace_back(r.kernel, sim::RunOptions{});
+      std::unordered_set<uint64_t> seen;
+      // Takes the choice with `id` (it must still be open) and settles; the choices then open.
+      const auto take = [](sim::UntimedRun& run, uint64_t id) {
+        for (size_t k = 0; k < run.choice_count(); ++k)
+          if (run.choice_id(k) == id) {
+            run.take(k);
+            return run.settle();
+          }
+        ADD_FAILURE() << "a choice judged independent closed the other";
+        return run.settle();
+      };
+      while (!todo.empty() && seen.size() < 150) {
+        sim::UntimedRun run = std::move(todo.back());
+        todo.pop_back();
+        const size_t open = run.settle();
+        if (!seen.insert(run.state_hash()).second) continue;
+        for (size_t i = 0; i < open; ++i) {
+          sim::UntimedRun child = run;
+          child.take(i);
+          todo.push_back(std::move(child));
+          for (size_t j = i + 1; j < open; ++j) {
+            if (run.footprint(i).conflicts(run.footprint(j))) continue;
+            ++pairs;
+            const uint64_t a = run.choice_id(i), b = run.choice_id(j);
+            sim::UntimedRun ij = run, ji = run;
+            const bool ij_ended = take(ij, a) == 0 || take(ij, b) == 0;
+            const bool ji_ended = take(ji, b) == 0 || take(ji, a) == 0;
+            if (ij_ended || ji_ended) {
+              EXPECT_EQ(outcome_text(std::move(ij).finish()), outcome_text(std::move(ji).finish())) << name;
+              continue;
+            }
+            EXPECT_EQ(ij.state_hash(), ji.state_hash()) << name << ": " << i << " and " << j;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(pairs, 100u) << "too few independent pairs to say anything";
 }
 
 TEST(Trail, BadFormsGetOneSentence) {

@@ -61,6 +61,7 @@ std::string indented_report(const CheckResult& checked, const sim::RunResult& re
 struct ExhaustiveBounds {
   uint64_t max_states = 2'000'000;  // distinct states
   double max_seconds = 60;          // host time (0: no limit)
+  bool partial_order = true;        // sleep sets and persistent sets (search_exhaustive.cpp); false: every order
 };
 
 // One choice of a schedule: which of the open choices (index of `open`, oldest first) was taken.
@@ -74,6 +75,9 @@ struct ExhaustiveResult {
   uint64_t states = 0;           // distinct states reached (choice points and ends)
   uint64_t transitions = 0;      // choices taken
   uint64_t revisits = 0;         // choices that led to a state already explored
+  bool partial_order = false;    // the reduction was on
+  uint64_t pruned_sleep = 0;     // choices not taken because they were asleep (sleep sets)
+  uint64_t pruned_persistent = 0;  // choices not taken beside a lone independent one (persistent sets)
   uint64_t schedules = 0;        // complete schedules ended (distinct end states)
   size_t max_depth = 0;          // the longest schedule, in choices
   double seconds = 0;

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
-#include <unordered_set>
+#include <iterator>
+#include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -57,52 +59,114 @@ std::string choice_text(const sim::Kernel& k, const sim::UntimedRun::Choice& c) 
 
 }  // namespace
 
+// The partial-order reduction (sim/explore.hpp Footprint; off with ExhaustiveBounds::partial_order):
+//  - Sleep sets (Godefroid): after choice t was explored from a state, a later sibling u independent of
+//    t carries t asleep into its subtree, where t is not taken until a choice dependent on it is (every
+//    order of t and what commutes with it was covered under t). With state caching the standard way:
+//    each visited state keeps the sleep set it was explored with; a revisit with a smaller sleep set
+//    explores the choices in stored \ current and stores the intersection.
+//  - Persistent sets (UntimedRun::persistent_set): where a subset T of the choices is closed under
+//    conflicts with everything the other warps and events may still do, only T \ Z is taken (Z: the
+//    sleep set). A revisit that wakes choices takes them as well, so what a state had taken covers
+//    T \ Z' for its smallest sleep set Z' yet. Conditions: the state graph has no cycles (every choice runs an op
+//    or lands an event; the one that may re-poll, a cluster arrive, is never in a reduced set), and a
+//    choice that ends the run (a fault) would hide what the others lead to: when a child of a reduced
+//    state has ended, every choice of the state is explored. Members of the set that are asleep are
+//    not taken (T \ Z); one of them that would fault here faults as it did where it was taken
+//    before (nothing it reads changed, or it would have woken), which ended the search unless that
+//    fault is the plain run's own verdict, so persistent sets are used only when the plain run does
+//    not fault.
 ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOptions& base, const ExhaustiveBounds& bounds,
                                    const std::function<void(uint64_t, uint64_t)>& progress) {
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed_s = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   ExhaustiveResult res;
+  res.partial_order = bounds.partial_order;
   {
     sim::RunOptions o = base;
     o.record_trace = false;
     res.baseline = outcome_text(sim::run(kernel, o));
   }
+  // Persistent sets only where the plain run did not fault (see above).
+  const bool persistent = !res.baseline.starts_with("error");
+  using Ids = std::vector<uint64_t>;  // choice ids, sorted
   struct Frame {
-    sim::UntimedRun run;
+    std::optional<sim::UntimedRun> run;  // moved into the last child explored from here
     size_t open = 0, next = 0;
+    Ids ids;                             // per choice (with the reduction)
+    std::vector<sim::Footprint> prints;  // per choice (with the reduction)
+    Ids sleep;                           // asleep here: not taken
+    std::vector<uint8_t> todo;           // per choice: to explore from here
+    std::vector<size_t> done;            // choices explored from here so far
+    bool reduced = false;                // only a persistent set is explored
+    std::optional<TrailStep> taken;      // the last choice taken, described before the run moved
   };
   std::vector<Frame> stack;
-  std::unordered_set<uint64_t> seen;
+  std::unordered_map<uint64_t, Ids> seen;  // state hash -> the sleep set it was explored with
   seen.reserve(static_cast<size_t>(std::min<uint64_t>(bounds.max_states, 1u << 20)));
-  // A state just reached: true when it opens choices to explore (push it), false when it ended or
-  // was seen before. An ended run's outcome is judged here; one that differs ends the search.
+  const auto asleep = [](const Ids& z, uint64_t id) { return std::binary_search(z.begin(), z.end(), id); };
+  const auto remaining = [](const Frame& f) {
+    size_t n = 0;
+    for (size_t i = f.next; i < f.open; ++i) n += f.todo[i] && !std::binary_search(f.sleep.begin(), f.sleep.end(), f.ids.empty() ? 0 : f.ids[i]);
+    return n;
+  };
+  // A state just reached with sleep set `sleep`: pushed when it has choices to explore; an ended run's
+  // outcome is judged here, and one that differs ends the search.
   bool found = false;
-  const auto arrive = [&](sim::UntimedRun&& run, size_t open) {
-    if (!seen.insert(run.state_hash()).second) {
+  const auto arrive = [&](sim::UntimedRun&& run, size_t open, Ids sleep) {
+    const uint64_t hash = run.state_hash();
+    std::vector<uint8_t> todo(open, 1);
+    const auto [it, fresh] = seen.try_emplace(hash, sleep);
+    if (!fresh) {
+      // Explored before with sleep set Z: only what slept then and is awake now is left to explore.
+      Ids& stored = it->second;
+      Ids left, both;
+      std::set_difference(stored.begin(), stored.end(), sleep.begin(), sleep.end(), std::back_inserter(left));
       ++res.revisits;
+      if (left.empty()) return;
+      std::set_intersection(stored.begin(), stored.end(), sleep.begin(), sleep.end(), std::back_inserter(both));
+      stored = std::move(both);
+      for (size_t i = 0; i < open; ++i) todo[i] = asleep(left, run.choice_id(i));
+    } else {
+      ++res.states;
+    }
+    if (open == 0) {
+      ++res.schedules;
+      sim::RunResult r = std::move(run).finish();
+      const std::string outcome = outcome_text(r);
+      ++res.outcomes[outcome];
+      if (outcome != res.baseline && !found) {
+        found = true;
+        res.outcome = outcome;
+        res.result = std::move(r);
+        for (const Frame& f : stack) res.trail.push_back(f.taken ? *f.taken : TrailStep{f.run->describe(f.next - 1), f.next - 1, f.open});
+      }
       return;
     }
-    ++res.states;
-    if (open > 0) {
-      stack.push_back(Frame{std::move(run), open, 0});
-      res.max_depth = std::max(res.max_depth, stack.size() - 1);
-      return;
+    Frame f{std::move(run), open, 0, {}, {}, std::move(sleep), std::move(todo), {}, false, std::nullopt};
+    if (bounds.partial_order) {
+      for (size_t i = 0; i < open; ++i) {
+        f.ids.push_back(f.run->choice_id(i));
+        f.prints.push_back(f.run->footprint(i));
+      }
+      if (fresh && open > 1 && persistent) {
+        std::vector<uint8_t> sleeping(open);
+        for (size_t i = 0; i < open; ++i) sleeping[i] = asleep(f.sleep, f.ids[i]);
+        if (const std::vector<size_t> set = f.run->persistent_set(f.prints, sleeping); !set.empty()) {
+          std::fill(f.todo.begin(), f.todo.end(), 0);
+          for (size_t i : set) f.todo[i] = 1;
+          f.reduced = true;
+          res.pruned_persistent += open - set.size();
+        }
+      }
     }
-    ++res.schedules;
-    sim::RunResult r = std::move(run).finish();
-    const std::string outcome = outcome_text(r);
-    ++res.outcomes[outcome];
-    if (outcome != res.baseline && !found) {
-      found = true;
-      res.outcome = outcome;
-      res.result = std::move(r);
-      for (const Frame& f : stack) res.trail.push_back({f.run.describe(f.next - 1), f.next - 1, f.open});
-    }
+    stack.push_back(std::move(f));
+    res.max_depth = std::max(res.max_depth, stack.size() - 1);
   };
   {
     sim::UntimedRun root(kernel, base);
     const size_t open = root.settle();
-    arrive(std::move(root), open);
+    arrive(std::move(root), open, {});
   }
   uint64_t polls = 0;
   while (!stack.empty() && !found) {
@@ -118,15 +182,48 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       break;
     }
     Frame& top = stack.back();
+    while (top.next < top.open && (!top.todo[top.next] || (!top.ids.empty() && asleep(top.sleep, top.ids[top.next])))) {
+      if (top.todo[top.next]) ++res.pruned_sleep;
+      ++top.next;
+    }
     if (top.next == top.open) {
       stack.pop_back();
       continue;
     }
-    sim::UntimedRun child = top.run;
-    child.take(top.next++);
+    const size_t i = top.next++;
+    // The children's sleep set: what sleeps here or was explored from here, and commutes with i.
+    Ids sleep;
+    if (bounds.partial_order) {
+      const auto index_of = [&](uint64_t id) { return static_cast<size_t>(std::find(top.ids.begin(), top.ids.end(), id) - top.ids.begin()); };
+      for (uint64_t z : top.sleep)
+        if (const size_t j = index_of(z); j < top.open && !top.prints[j].conflicts(top.prints[i])) sleep.push_back(z);
+      for (size_t j : top.done)
+        if (!top.prints[j].conflicts(top.prints[i])) sleep.push_back(top.ids[j]);
+      std::sort(sleep.begin(), sleep.end());
+      sleep.erase(std::unique(sleep.begin(), sleep.end()), sleep.end());
+      top.done.push_back(i);
+    }
+    // The last child explored from here takes the run itself (no copy); the trail keeps its description.
+    const bool last = !top.reduced && remaining(top) == 0;
+    std::optional<sim::UntimedRun> moved;
+    if (last) {
+      top.taken = TrailStep{top.run->describe(i), i, top.open};
+      moved.emplace(std::move(*top.run));
+      top.run.reset();
+    }
+    sim::UntimedRun child = last ? std::move(*moved) : *top.run;
+    child.take(i);
     ++res.transitions;
     const size_t open = child.settle();
-    arrive(std::move(child), open);
+    if (top.reduced && open == 0) {
+      // A choice of the persistent set ended the run: every other choice of the state is explored after all.
+      size_t left_out = 0;
+      for (uint8_t t : top.todo) left_out += !t;
+      std::fill(top.todo.begin(), top.todo.end(), 1);
+      top.reduced = false;
+      res.pruned_persistent -= left_out;
+    }
+    arrive(std::move(child), open, std::move(sleep));
   }
   res.complete = !found && res.stopped_by.empty();
   res.seconds = elapsed_s();
@@ -184,9 +281,12 @@ std::string exhaustive_report(const CheckResult& checked, const ExhaustiveResult
   const double n = static_cast<double>(s.states);
   const std::string covered = fmt::format(
       "{} states, {} transitions ({} to states seen before), {} end states [{}], deepest schedule {} choices; {:.2f} s, {:.0f} states/s, "
-      "peak memory {} MiB; hash compaction: P(a state missed) < {:.1e}",
+      "peak memory {} MiB; {}; hash compaction: P(a state missed) < {:.1e}",
       s.states, s.transitions, s.revisits, s.schedules, outcomes, s.max_depth, s.seconds, s.seconds > 0 ? n / s.seconds : 0.0,
-      s.peak_rss_kib / 1024, n * n / std::ldexp(1.0, 65));
+      s.peak_rss_kib / 1024,
+      s.partial_order ? fmt::format("partial-order reduction: {} choices asleep, {} outside persistent sets", s.pruned_sleep, s.pruned_persistent)
+                      : std::string("no partial-order reduction (--search-por off)"),
+      n * n / std::ldexp(1.0, 65));
   if (s.trail.empty() && s.outcome.empty()) {
     if (s.complete)
       return fmt::format("search exhaustive: no interleaving changes the verdict `{}` ({}; every interleaving of synchronising actions explored)\n",

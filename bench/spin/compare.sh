@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # SPIN beside pipesim on the same protocols at growing sizes (issue 20): per size, SPIN's exhaustive
 # search of our Promela model (states stored, states/s, time, memory, whether it finds the hang) and
-# pipesim on the scenario (the plain check, then --search adversarial: runs, time, memory, whether it
-# finds it). pipesim has no exhaustive mode yet: its column is the adversarial search, which is not a
-# proof. Run from anywhere; needs spin (tools/install_packages.sh spin), gcc, /usr/bin/time and a
-# built pipesim (PIPESIM=path, default build/verify/pipesim).
-#   bench/spin/compare.sh [max_k]     # sizes 4, 16, 64, ... up to max_k (default 256)
+# pipesim's `--search exhaustive` on the scenario, with its partial-order reduction (sleep sets and
+# persistent sets, the default) and without it (--search-por off). Run from anywhere; needs spin
+# (tools/install_packages.sh spin), gcc and a built pipesim (PIPESIM=path, default build/verify/pipesim).
+#   bench/spin/compare.sh [max_k] [max_ws]  # race (c) at K_TILES 4, 16, 64, ... up to max_k (default 256);
+#                                           # the ws pipeline at K_TILES 1, 2, 4, ... up to max_ws (default 4)
+#   SEARCH_SECONDS=60 (default): pipesim's bound per search
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 pipesim="${PIPESIM:-$root/build/verify/pipesim}"
 max_k="${1:-256}"
+max_ws="${2:-4}"
+seconds="${SEARCH_SECONDS:-60}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 command -v spin >/dev/null || { echo "compare.sh: spin is not installed (tools/install_packages.sh spin)" >&2; exit 2; }
@@ -29,32 +32,39 @@ spin_row() {
   awk -v s="$states" -v t="$secs" -v m="$mem" -v e="$errs" 'BEGIN { r = (t > 0) ? s / t : 0; printf "%10d %12.0f %8.3f %8.1f  %s", s, r, t, m, (e > 0 ? "hang found" : "no hang") }'
 }
 
-# pipesim FILE ARGS...: "runs  runs/s  seconds  MiB  verdict"
+# pipesim FILE ARGS...: "states  states/s  seconds  MiB  verdict" of `--search exhaustive` (pass
+# --search-por off for every order, without the partial-order reduction)
 pipesim_row() {
   local file="$1"; shift
-  local t0 t1 out mem
-  t0=$(date +%s.%N)
-  out="$(/usr/bin/time -f 'MAXRSS %M' "$pipesim" check "$root/$file" "$@" --search adversarial 2>&1)"
-  t1=$(date +%s.%N)
-  mem=$(sed -n 's/^MAXRSS \([0-9]*\)/\1/p' <<<"$out")
-  local runs found
-  runs=$(sed -n 's/.*(\([0-9]*\) runs:.*/\1/p' <<<"$out" | head -1)
-  if grep -q "^search adversarial: [0-9]* delays\? change" <<<"$out"; then
-    found="$(sed -n 's/^search adversarial: .* to `\([^`]*\)`.*/\1/p' <<<"$out" | head -1) under a delay"
-  elif ! grep -q "got ok" <<<"$out"; then found="$(sed -n 's/.* got \([a-z_ ]*[a-z]\) .*/\1/p' <<<"$out" | head -1) (plain run)"
-  else found="no change"; fi
-  awk -v r="${runs:-0}" -v a="$t0" -v b="$t1" -v m="${mem:-0}" -v f="$found" 'BEGIN { t = b - a; printf "%10d %12.0f %8.3f %8.1f  %s", r, (t > 0 ? r / t : 0), t, m / 1024, f }'
+  local out line
+  out="$("$pipesim" check "$root/$file" "$@" --search exhaustive --search-seconds "$seconds" 2>&1)"
+  line="$(grep -m1 '^search exhaustive:' <<<"$out")"
+  local states secs rate mem found
+  states=$(sed -n 's/.*[(]\([0-9]*\) states, .*/\1/p' <<<"$line")
+  secs=$(sed -n 's/.* \([0-9.]*\) s, [0-9]* states\/s.*/\1/p' <<<"$line")
+  rate=$(sed -n 's/.* \([0-9]*\) states\/s.*/\1/p' <<<"$line")
+  mem=$(sed -n 's/.*peak memory \([0-9]*\) MiB.*/\1/p' <<<"$line")
+  if grep -q "every interleaving of synchronising actions explored" <<<"$line"; then found="no change (proof)"
+  elif grep -q "stopped by the" <<<"$line"; then found="stopped by the $(sed -n 's/.*stopped by the \([a-z]*\) bound.*/\1/p' <<<"$line") bound"
+  elif grep -q "a schedule of" <<<"$line"; then
+    found="$(sed -n 's/.* to `\([^`]*\)`.*/\1/p' <<<"$line") found, trail of $(sed -n 's/.*a schedule of \([0-9]*\) choices.*/\1/p' <<<"$line")"
+  else found="not run: $(head -c 80 <<<"$out")"; fi
+  printf "%10s %9s %8s %6s  %s" "${states:-?}" "${rate:-?}" "${secs:-?}" "${mem:-?}" "$found"
 }
 
-printf "%-34s | %-58s | %s\n" "protocol, size" "SPIN: states  states/s  s  MiB  verdict" "pipesim --search adversarial: runs  runs/s  s  MiB  verdict"
+printf "%-30s | %-54s | %-58s | %s\n" "protocol, size" "SPIN: states  states/s  s  MiB  verdict" \
+  "pipesim exhaustive: states  states/s  s  MiB  verdict" "same with --search-por off"
+row() {  # LABEL SPIN_MODEL "SPIN_DEFINES" SCENARIO PIPESIM_ARGS...
+  local label="$1" model="$2" defines="$3" file="$4"; shift 4
+  # shellcheck disable=SC2086
+  printf "%-30s | %s | %s | %s\n" "$label" "$(spin_row "$model" $defines)" "$(pipesim_row "$file" "$@")" \
+    "$(pipesim_row "$file" "$@" --search-por off)"
+}
 for ((k = 4; k <= max_k; k *= 4)); do
-  printf "%-34s | %s | %s\n" "race c broken, K_TILES=$k" "$(spin_row elected_release.pml -DK_TILES=$k -DFIXED=0)" \
-    "$(pipesim_row scenarios/races/c_elected_release_broken.scn -D K_TILES=$k)"
-  printf "%-34s | %s | %s\n" "race c fixed, K_TILES=$k" "$(spin_row elected_release.pml -DK_TILES=$k -DFIXED=1)" \
-    "$(pipesim_row scenarios/races/c_elected_release_fixed.scn -D K_TILES=$k)"
+  row "race c broken, K_TILES=$k" elected_release.pml "-DK_TILES=$k -DFIXED=0" scenarios/races/c_elected_release_broken.scn -D K_TILES=$k
+  row "race c fixed, K_TILES=$k" elected_release.pml "-DK_TILES=$k -DFIXED=1" scenarios/races/c_elected_release_fixed.scn -D K_TILES=$k
 done
-for ((k = 4; k <= max_k; k *= 4)); do
+for ((k = 1; k <= max_ws; k *= 2)); do
   # ws_gemm at one cluster of 2 CTAs, one tile per cluster (M = N = 128), K_TILES = K / 64 k-blocks.
-  printf "%-34s | %s | %s\n" "ws pipeline, 1 tile x K_TILES=$k" "$(spin_row ws_pipeline.pml -DTILES=1 -DK_TILES=$k)" \
-    "$(pipesim_row scenarios/hopper/ws_gemm.scn -D M=128 -D N=128 -D K=$((k * 64)))"
+  row "ws pipeline, 1 tile x K_TILES=$k" ws_pipeline.pml "-DTILES=1 -DK_TILES=$k" scenarios/hopper/ws_gemm.scn -D M=128 -D N=128 -D K=$((k * 64))
 done

@@ -1,0 +1,386 @@
+// Footprints of an untimed run's choices, for the exhaustive search's partial-order reduction
+// (sim/explore.hpp Footprint, verify/search_exhaustive.cpp). A choice is a transition of the search:
+// the op a poised warp executes (or the copy, remote arrival or commit that lands) and every step the
+// engine runs after it before the next choice, i.e. the warp's own non-synchronising steps up to its
+// next synchronising op, the steps of warps it wakes, an exit and what the exit releases. The
+// footprint names the objects those read and write; exec (engine_ops.cpp), apply / land / deliver
+// (engine_delivery.cpp) and exit_warp (engine.cpp) are the rules it summarises.
+//
+// Conservative where it is cheap to be: every current waiter of a barrier a choice writes counts as
+// woken (a wait is a read of its barrier: the waiter set it joins is hashed as a set, engine_explore.cpp,
+// and read only by what writes the barrier), a warp's future counts the landings its copies and remote
+// arrivals will make as its own writes, and TMEM operations, launches and branches on loaded values touch everything. Left out on purpose: warnings (tx_overshoot, dangling_expect_tx, the relaxed-init
+// note) and hang-report bookkeeping (LastArrival), which do not decide an outcome (report.cpp
+// outcome_text: the verdict and its first fatal finding); and the clock, which nothing in an untimed
+// run decides by (sim/explore.hpp).
+#include "sim/engine_impl.hpp"
+
+namespace pipesim::sim {
+
+using Object = Footprint::Object;
+using Access = Footprint::Access;
+
+namespace {
+
+bool clash(const Footprint::Touch& a, const Footprint::Touch& b) {
+  if (a.access == Access::Read && b.access == Access::Read) return false;
+  if (a.access == Access::Add && b.access == Access::Add) return false;
+  if ((a.object >> 32) != (b.object >> 32)) return false;  // object kind and scope
+  const uint32_t ia = static_cast<uint32_t>(a.object), ib = static_cast<uint32_t>(b.object);
+  return ia == ib || ia == Footprint::kAnyIndex || ib == Footprint::kAnyIndex;
+}
+
+}  // namespace
+
+bool Footprint::conflicts(const Footprint& o) const {
+  if (everything || o.everything) return true;
+  for (const Touch& a : touches)
+    for (const Touch& b : o.touches)
+      if (clash(a, b)) return true;
+  return false;
+}
+
+void Footprint::compact() {
+  std::sort(touches.begin(), touches.end(), [](const Touch& a, const Touch& b) { return a.object < b.object; });
+  size_t out = 0;
+  for (size_t i = 0; i < touches.size(); ++i) {
+    if (out > 0 && touches[out - 1].object == touches[i].object) {
+      // Read and Add together are no single access that commutes with either: a write.
+      Access& a = touches[out - 1].access;
+      if (a != touches[i].access) a = Access::Write;
+      continue;
+    }
+    touches[out++] = touches[i];
+  }
+  touches.resize(out);
+}
+
+namespace detail {
+namespace {
+
+constexpr size_t kPeekLimit = 100'000;  // ops of one warp's future; past it: everything
+
+uint32_t u(int v) { return static_cast<uint32_t>(v); }
+
+}  // namespace
+
+void Engine::op_touches(const WarpRt& w, const Op& op, bool issued, Footprint& f) const {
+  const uint32_t own = u(w.cta), cl = u(cluster_of(w.cta));
+  const uint32_t base = u(cluster_of(w.cta) * csize_);
+  // The CTAs a multicast names, or all of the cluster where the mask is decided at run time.
+  const auto each_cta = [&](bool multicast, auto&& fn) {
+    if (!multicast) return fn(own);
+    for (uint32_t r = 0; r < u(csize_); ++r) fn(base + r);
+  };
+  switch (op.kind) {
+    case OpKind::Wait: case OpKind::TestWait:
+      if (op.flags & kFlagAnswer) f.everything = true;  // a PTX warp's branch on the answer
+      f.add(Object::Mbarrier, u(cta_of_rank(w.cta, op.bar.rank)), slot(op.bar), Access::Read);
+      return;
+    case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ExpectTx: case OpKind::CompleteTx: case OpKind::ArriveDrop: {
+      const uint32_t target = u(cta_of_rank(w.cta, op.bar.rank));
+      if (!k_.smem.empty()) f.add(Object::Releases, 0, 0, Access::Add);
+      if (target == own || issued) {
+        f.add(Object::Mbarrier, target, slot(op.bar), Access::Write);
+        if (target == own) return;
+      }
+      f.add(Object::CtaLife, target, 0, Access::Read);  // a remote one: the RemoteOp lands later
+      if (issued) {
+        f.add(Object::InitVisible, target, Footprint::kAnyIndex, Access::Read);
+        f.add(Object::InitVisible, own, Footprint::kAnyIndex, Access::Add);
+        f.add(Object::MbarrierInit, own, Footprint::kAnyIndex, Access::Read);
+      }
+      return;
+    }
+    case OpKind::TmaLoad:  // cta_group::2: the bytes complete on the pair leader's barrier
+      each_cta(op.b != 0 || (op.flags & kFlagCtaGroup2), [&](uint32_t dst) {
+        f.add(Object::Mbarrier, dst, slot(op.bar), issued ? Access::Write : Access::Read);  // the phase it is issued for
+        f.add(Object::InitVisible, dst, Footprint::kAnyIndex, Access::Read);
+        f.add(Object::CopiesInFlight, dst, 0, Access::Add);
+        f.add(Object::CtaLife, dst, 0, Access::Read);
+      });
+      return;
+    case OpKind::Commit:
+      f.add(Object::CtaGroup, 0, 0, observed_cta_group_ == 0 ? Access::Write : Access::Read);
+      each_cta(true, [&](uint32_t dst) {
+        f.add(Object::CtaLife, dst, 0, Access::Read);
+        if (issued) {
+          f.add(Object::Mbarrier, dst, slot(op.bar), Access::Write);
+          f.add(Object::InitVisible, dst, Footprint::kAnyIndex, Access::Read);
+        }
+      });
+      return;
+    case OpKind::Mma:
+      if (!(op.flags & kFlagWgmma)) f.add(Object::CtaGroup, 0, 0, observed_cta_group_ == 0 ? Access::Write : Access::Read);
+      return;
+    case OpKind::NamedSync: case OpKind::NamedArrive:
+      f.add(Object::Named, own, static_cast<uint32_t>(op.a), Access::Write);
+      return;
+    case OpKind::ClusterArrive: case OpKind::ClusterWait:
+      f.add(Object::Cluster, cl, 0, Access::Write);
+      if (op.kind == OpKind::ClusterArrive) {  // a releasing arrive marks the CTA's inits; a completion publishes them
+        f.add(Object::InitVisible, own, Footprint::kAnyIndex, Access::Add);
+        f.add(Object::MbarrierInit, own, Footprint::kAnyIndex, Access::Read);
+      }
+      return;
+    case OpKind::Init: case OpKind::Inval:
+      f.add(Object::Mbarrier, own, slot(op.bar), Access::Write);
+      f.add(Object::MbarrierInit, own, slot(op.bar), Access::Write);
+      f.add(Object::InitVisible, own, Footprint::kAnyIndex, Access::Write);
+      return;
+    case OpKind::FenceInit:
+      f.add(Object::InitVisible, own, Footprint::kAnyIndex, Access::Add);
+      f.add(Object::MbarrierInit, own, Footprint::kAnyIndex, Access::Read);
+      return;
+    case OpKind::BulkStore: case OpKind::CommitGroup: case OpKind::WaitGroup: case OpKind::StageWrite:
+      f.add(Object::BulkStores, own, 0, Access::Write);
+      return;
+    case OpKind::SmemStore: {
+      const uint32_t target = u(cta_of_rank(w.cta, op.bar.rank));
+      f.add(Object::Cell, target, static_cast<uint32_t>(op.b), Access::Write);
+      f.add(Object::CtaLife, target, 0, Access::Read);
+      return;
+    }
+    case OpKind::SmemLoad:  // the warp's program goes on with the value it reads
+      f.add(Object::Cell, own, static_cast<uint32_t>(op.b), Access::Read);
+      f.add(Object::Releases, 0, 0, Access::Read);
+      f.everything = true;
+      return;
+    case OpKind::TmemAlloc: case OpKind::TmemDealloc: case OpKind::TmemRelinquish: case OpKind::ClcTryCancel:
+      f.everything = true;  // TMEM of the SM and its waiters; CLC hands out clusters
+      return;
+    case OpKind::Compute: case OpKind::TmemLoad: case OpKind::TmemStore: case OpKind::TmemWait: case OpKind::MmaCommitGroup:
+    case OpKind::MmaWaitGroup: case OpKind::Fault:
+      return;  // the warp's own state (a fault ends the run: an end is judged by what it read)
+  }
+  f.everything = true;
+}
+
+void Engine::continuation(uint32_t id, Footprint& f, std::vector<uint32_t>& seen) const {
+  if (std::find(seen.begin(), seen.end(), id) != seen.end()) return;
+  seen.push_back(id);
+  const WarpRt& w = warps_[id];
+  if (w.ext) {
+    f.everything = true;
+    return;
+  }
+  WarpProgram p = w.prog;
+  Op op;
+  for (size_t n = 0; n < kPeekLimit; ++n) {
+    if (!p.next(op)) return exit_touches(id, f, seen);
+    if (synchronises(op.kind)) return;
+    op_touches(w, op, false, f);
+  }
+  f.everything = true;
+}
+
+void Engine::exit_touches(uint32_t id, Footprint& f, std::vector<uint32_t>& seen, bool wakes) const {
+  const WarpRt& w = warps_[id];
+  const uint32_t c = u(w.cta);
+  // Exits commute with each other: each takes one from the CTA's and the cluster's live warps (Add);
+  // whichever is last runs the CTA's exit checks, which read its copies and stores in flight. This
+  // choice's exits cannot be the last while the CTA has more live warps than the choice runs steps of
+  // (`seen`: each exits at most once); for a warp's whole future (`wakes` false) it may be.
+  f.add(Object::CtaLife, c, 0, Access::Add);
+  f.add(Object::Cluster, u(cluster_of(w.cta)), 0, Access::Add);
+  const auto in_cta = [&](uint32_t x) { return warps_[x].cta == w.cta; };
+  if (!wakes || cta(w.cta).live <= std::count_if(seen.begin(), seen.end(), in_cta)) {
+    f.add(Object::CopiesInFlight, c, 0, Access::Read);  // exit_inflight
+    f.add(Object::BulkStores, c, 0, Access::Read);      // stores no wait_group retired
+  }
+  // The last warp of the CTA frees its SM for the next launch. (Its TMEM check, tmem_leak, reads
+  // what only TMEM operations write, and those touch everything.)
+  if (next_cluster_ < static_cast<int>(clusters_.size())) f.everything = true;
+  cluster_release_touches(cluster_of(w.cta), f, seen, wakes);
+}
+
+void Engine::cluster_release_touches(int cl, Footprint& f, std::vector<uint32_t>& seen, bool wakes) const {
+  // A completed cluster barrier publishes the cluster's fenced inits and wakes its waiters.
+  for (int r = 0; r < csize_; ++r) {
+    f.add(Object::InitVisible, u(cl * csize_ + r), Footprint::kAnyIndex, Access::Add);
+    f.add(Object::MbarrierInit, u(cl * csize_ + r), Footprint::kAnyIndex, Access::Read);
+  }
+  if (wakes) wake_touches(clusters_[static_cast<size_t>(cl)].waiters, f, seen);
+}
+
+void Engine::wake_touches(const std::vector<uint32_t>& waiters, Footprint& f, std::vector<uint32_t>& seen) const {
+  for (uint32_t x : waiters) continuation(x, f, seen);
+}
+
+void Engine::landing_touches(const Event& e, Footprint& f, std::vector<uint32_t>& seen) const {
+  const CtaRt& ct = cta(static_cast<int>(e.target));
+  f.add(Object::Mbarrier, e.target, e.slot, Access::Write);
+  wake_touches(ct.waiters[e.slot], f, seen);
+  if (!k_.smem.empty()) f.add(Object::Releases, 0, 0, Access::Add);
+  if (e.kind == EventKind::TxLand) {
+    f.add(Object::CopiesInFlight, e.target, 0, Access::Add);
+    return;
+  }
+  if (e.op == OpKind::ClcTryCancel) {  // a CLC response: it also writes its shared-memory cell
+    f.everything = true;
+    return;
+  }
+  // deliver: the target must run and its init be visible; a remote arrival publishes its CTA's inits.
+  f.add(Object::CtaLife, e.target, 0, Access::Read);
+  f.add(Object::InitVisible, e.target, Footprint::kAnyIndex, Access::Read);
+  const uint32_t from = u(warps_[e.from_warp].cta);
+  if (from != e.target && e.op == OpKind::Arrive) {
+    f.add(Object::InitVisible, from, Footprint::kAnyIndex, Access::Add);
+    f.add(Object::MbarrierInit, from, Footprint::kAnyIndex, Access::Read);
+  }
+}
+
+Footprint Engine::footprint(uint64_t seq) const {
+  Footprint f;
+  std::vector<uint32_t> seen;
+  for (const Event& e : pending_) {
+    if (e.seq != seq) continue;
+    if (e.kind != EventKind::WarpStep) {
+      landing_touches(e, f, seen);
+      return f;
+    }
+    const WarpRt& w = warps_[e.target];
+    op_touches(w, w.cur, false, f);
+    // The warps this op may release: every waiter of what it writes.
+    const Op& op = w.cur;
+    const uint32_t own = static_cast<uint32_t>(w.cta);
+    switch (op.kind) {
+      case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ExpectTx: case OpKind::CompleteTx: case OpKind::ArriveDrop:
+        if (static_cast<uint32_t>(cta_of_rank(w.cta, op.bar.rank)) == own) wake_touches(cta(w.cta).waiters[slot(op.bar)], f, seen);
+        break;
+      case OpKind::NamedSync: case OpKind::NamedArrive:
+        if (op.a >= 0 && op.a < kNamedBarriers) wake_touches(cta(w.cta).named[op.a].waiters, f, seen);
+        break;
+      case OpKind::ClusterArrive: cluster_release_touches(cluster_of(w.cta), f, seen); break;
+      default: break;
+    }
+    continuation(e.target, f, seen);
+    return f;
+  }
+  throw std::logic_error("untimed run: no pending event " + std::to_string(seq));
+}
+
+uint64_t Engine::choice_id(uint64_t seq) const {
+  for (const Event& e : pending_) {
+    if (e.seq != seq) continue;
+    if (e.kind == EventKind::WarpStep) return uint64_t{1} << 63 | e.target;
+    return StateHash().add(e.kind).add(e.target).add(e.slot).add(e.site).add(e.from_warp).add(e.op).add(e.value).add(e.phase).value() >> 1;
+  }
+  throw std::logic_error("untimed run: no pending event " + std::to_string(seq));
+}
+
+uint64_t Engine::future_key(uint32_t id) const {
+  const WarpRt& w = warps_[id];
+  StateHash h;
+  h.add(id).add(w.status).add(w.block).add(w.retry).add(next_cluster_).add(observed_cta_group_);
+  const Op& o = w.cur;
+  h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
+  w.prog.hash_into(h);
+  return h.value();
+}
+
+Footprint Engine::future(uint32_t id) const {
+  Footprint f;
+  const WarpRt& w = warps_[id];
+  if (w.ext || !k_.smem.empty()) {  // branches on values this search does not follow
+    f.everything = true;
+    return f;
+  }
+  std::vector<uint32_t> seen;
+  op_touches(w, w.cur, true, f);
+  WarpProgram p = w.prog;
+  Op op;
+  size_t n = 0;
+  for (; n < kPeekLimit && p.next(op); ++n) op_touches(w, op, true, f);
+  if (n == kPeekLimit) f.everything = true;
+  exit_touches(id, f, seen, false);  // the warps its exit wakes: their futures are their own
+  f.compact();
+  return f;
+}
+
+// Persistent sets (Godefroid; a stubborn-set closure). T is persistent in s when no path from s that
+// takes no choice of T takes one that conflicts with a choice of T. Grown from one choice: a poised
+// warp outside T may take every op of its future, so T takes its current op when that future
+// conflicts with T; a pending event outside T, when it conflicts; a blocked warp outside T runs its
+// future only once something writes what it waits on, so when its future conflicts with T, T's
+// footprint gains a read of that object (whatever would wake it joins T in turn). A warp in T moves
+// only through T. The search takes the members of T that are not asleep (T \ Z); the set chosen is
+// the one that leaves the fewest to take. A cluster arrive may re-poll into its own state (a cycle):
+// it never starts a reduced set, and one that reaches it is dropped.
+std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
+                                           const std::function<const Footprint&(uint32_t)>& future_of) const {
+  const size_t n = choices_.size();
+  if (n < 2 || next_cluster_ < static_cast<int>(clusters_.size())) return {};
+  std::vector<uint32_t> warp_of(n, kNoWarp);
+  std::vector<uint8_t> poised(warps_.size(), 0), retrying(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    for (const Event& e : pending_)
+      if (e.seq == choices_[i] && e.kind == EventKind::WarpStep) {
+        warp_of[i] = e.target;
+        poised[e.target] = 1;
+        retrying[i] = warps_[e.target].cur.kind == OpKind::ClusterArrive;
+      }
+  // Warps that wait: what wakes them (a write to it).
+  std::vector<std::pair<uint32_t, Footprint>> waiting;
+  for (uint32_t x = 0; x < warps_.size(); ++x) {
+    const WarpRt& w = warps_[x];
+    if (poised[x] || w.status == WarpStatus::Exited || w.status == WarpStatus::Faulted) continue;
+    Footprint wake;
+    if (w.block == Block::Mbarrier) wake.add(Object::Mbarrier, u(w.cta), slot(w.cur.bar), Access::Read);
+    else if (w.block == Block::Named) wake.add(Object::Named, u(w.cta), static_cast<uint32_t>(w.cur.a), Access::Read);
+    else if (w.block == Block::Cluster) wake.add(Object::Cluster, u(cluster_of(w.cta)), 0, Access::Read);
+    else wake.everything = true;
+    waiting.emplace_back(x, std::move(wake));
+  }
+  // Each warp's future once per state (future_of hashes the warp's program to find it).
+  std::vector<const Footprint*> futures(warps_.size(), nullptr);
+  const auto future_at = [&](uint32_t x) -> const Footprint& {
+    if (!futures[x]) futures[x] = &future_of(x);
+    return *futures[x];
+  };
+  std::vector<size_t> best;
+  size_t best_size = n;
+  std::vector<uint8_t> in(n), woken(waiting.size());
+  // Seeds in a fixed order (warps by id, then events), not the path's order of the choices: states
+  // that pick the same warp's set again serialise independent parts of the kernel instead of
+  // interleaving them (ties keep the first).
+  std::vector<size_t> seeds(n);
+  for (size_t i = 0; i < n; ++i) seeds[i] = i;
+  std::stable_sort(seeds.begin(), seeds.end(), [&](size_t a, size_t b) { return warp_of[a] < warp_of[b]; });
+  for (size_t seed : seeds) {
+    if (retrying[seed] || prints[seed].everything) continue;
+    std::fill(in.begin(), in.end(), 0);
+    std::fill(woken.begin(), woken.end(), 0);
+    in[seed] = 1;
+    size_t size = asleep[seed] ? 0 : 1;  // what the set leaves to take: its members awake
+    Footprint t = prints[seed];
+    bool grew = true, failed = false;
+    while (grew && !failed && size < best_size) {
+      grew = false;
+      for (size_t j = 0; j < n && !failed; ++j) {
+        if (in[j] || !t.conflicts(warp_of[j] == kNoWarp ? prints[j] : future_at(warp_of[j]))) continue;
+        failed |= retrying[j] != 0;
+        in[j] = 1;
+        size += !asleep[j];
+        t.merge(prints[j]);
+        grew = true;
+      }
+      for (size_t k = 0; k < waiting.size() && !failed; ++k) {
+        if (woken[k] || !t.conflicts(future_at(waiting[k].first))) continue;
+        woken[k] = 1;
+        t.merge(waiting[k].second);
+        grew = true;
+      }
+      failed |= t.everything;
+    }
+    if (failed || size >= best_size) continue;  // ties keep the first
+    best.clear();
+    for (size_t j = 0; j < n; ++j)
+      if (in[j]) best.push_back(j);
+    best_size = size;
+  }
+  return best;
+}
+
+}  // namespace detail
+}  // namespace pipesim::sim
