@@ -46,6 +46,9 @@ Past replay_past(const Kernel& k, const RunResult& r, const std::set<std::pair<i
         } else if (op.kind == OpKind::Commit) {
           const uint32_t s = barrier_slot(k, op.bar.array, op.bar.index);
           const int64_t mask = op.b == 0 ? int64_t{1} << c.rank : op.b;
+          // A cta_group::1 commit to its own CTA only is every such kernel's normal form: it leaves
+          // nobody out (a multicast or pair commit that skips a CTA is the news).
+          if (!(op.flags & kFlagCtaGroup2) && mask == int64_t{1} << c.rank) continue;
           for (int rank = 0; rank < csize; ++rank) {
             if ((mask >> rank) & 1) continue;
             const int target = base + rank;

@@ -229,6 +229,31 @@ TEST(HangHints, SourcesIncludeCommits) {
   EXPECT_NE(r.report.find("(ab.consumer_release) in role mma (a tcgen05.commit"), std::string::npos) << r.report;
 }
 
+// A commit whose mask leaves the waiting CTA out is named; a cta_group::1 commit to its own CTA, the
+// normal form, is not (it left nobody out).
+TEST(HangHints, ACommitMissingThisCtaIsNamedAnOwnCommitIsNot) {
+  const std::string f = testing::TempDir() + "/commit_skip.scn";
+  std::ofstream(f) << "kernel commit_skip on sm_100a\n"
+                      "launch ctas = 2, cluster = 2, threads = 64\n"
+                      "barrier done count = 1\n"
+                      "role mma warp 0:\n"
+                      "  cluster_sync\n"
+                      "  if cluster_rank == 1:\n"
+                      "    commit done multicast = 0b01\n"   // line 7: rank 0 only, leaves its own CTA out
+                      "  commit done\n"                      // line 8: own CTA
+                      "role epi warp 1:\n"
+                      "  cluster_sync\n"
+                      "  wait done parity = 0\n"
+                      "  wait done parity = 1\n"
+                      "expect hang\n";
+  const CheckResult r = check_file(f, {});
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
+  const sim::HangGroup* epi = group_at(r, "epi");
+  ASSERT_NE(epi, nullptr) << r.report;
+  EXPECT_TRUE(any_hint(*epi, "tcgen05.commit(s) to done[0] at line 7 (commit) by warp 0 (mma) of cluster rank 1 went to mask 0b1, which leaves out this CTA (rank 1)")) << r.report;
+  EXPECT_FALSE(any_hint(*epi, "at line 8 (commit) by warp")) << r.report;
+}
+
 // Extra completion: a raw arrive beside the pipeline's releases runs the empty barrier ahead.
 TEST(StaleWaitHints, ExtraCompletionIsNamed) {
   const CheckResult r = check_file(scenario("crosscheck/regress_gen_1_270.scn"), {});
