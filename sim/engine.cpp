@@ -265,7 +265,7 @@ std::string Engine::wait_label(const WarpRt& w) const {
     case Block::Timed: return std::string(op_name(w.cur.kind)) + " " + std::to_string(w.cur.a);
     case Block::Tmem: return "tmem_alloc " + std::to_string(w.cur.a) + " cols";
     case Block::TmemPair: return std::string(op_name(w.cur.kind)) + " " + std::to_string(w.cur.a) + " cols (the pair peer's)";
-    case Block::Wgmma: return "wgmma.wait_group " + std::to_string(w.cur.a) + " (the warpgroup's other warps)";
+    case Block::Wgmma: return "wgmma.mma_async (the warpgroup's other warps)";
     case Block::None: break;
   }
   return "";
@@ -481,8 +481,7 @@ void Engine::finish() {
         hw.wait = WaitKind::TmemPair;
       } else if (w.block == Block::Wgmma) {
         hw.wait = WaitKind::Wgmma;
-        const auto& g = cta(w.cta).warpgroups[static_cast<size_t>(w.warp / 4)];
-        hw.slot = g.issuing.empty() ? 0 : g.issuing.front().warps;  // who issued the oldest one
+        hw.slot = cta(w.cta).warpgroups[static_cast<size_t>(w.warp / 4)].issuing.warps;  // who has issued it
       }
       for (int b = 0; b < kNamedBarriers; ++b) {
         const auto& ws = cta(w.cta).named[b].warps;

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -167,7 +166,7 @@ struct SoleOwner : std::unique_ptr<T> {
 };
 
 // TmemPair: in a cta_group::2 tcgen05.alloc / dealloc, waiting for the pair peer's (sim/engine_tmem.cpp).
-// Wgmma: in wgmma.wait_group, on a wgmma its warpgroup's other warps have not all issued yet.
+// Wgmma: in wgmma.mma_async, until the warpgroup's other warps have issued it too.
 enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed, Tmem, TmemPair, Wgmma };
 inline constexpr uint32_t kNoWarp = UINT32_MAX;
 
@@ -218,12 +217,9 @@ struct WarpRt {
   std::vector<Group> groups;
   Group open;
   std::vector<Group> retiring;  // taken by a wait_group still running: retired at retired_at
-  // wgmma groups, oldest first (MmaWaitGroup pops them), and the open one: the warpgroup's number
-  // of its last wgmma (-1: none) and when its wgmmas end, known once that last one has run.
-  struct WgmmaGroup { int64_t last = -1; double done = 0; };
-  std::vector<WgmmaGroup> mma_groups;
-  WgmmaGroup mma_open;
-  int64_t wgmma_issued = 0;      // wgmma.mma_async instructions this warp issued
+  // wgmma groups: when each committed group's MMAs are done, oldest first (MmaWaitGroup pops them).
+  std::vector<double> mma_groups;
+  double mma_open_done = 0;      // the open group's MMAs end by then
   SoleOwner<ExternalWarp> ext;  // the warp's own code (Kernel::external); else `prog` runs
   // Values through shared memory (only when the kernel declares `smem`): the releases this warp made,
   // in order: an arrival on barrier `slot` of CTA `cta` that counts toward its completion
@@ -256,13 +252,12 @@ struct NamedRt {
   std::vector<uint32_t> waiters;  // warp ids blocked in bar.sync
 };
 
-// wgmma.mma_async is warpgroup-collective: the warpgroup's k-th wgmma runs on the tensor pipe once
-// each of its warps has issued its k-th (a warp that issued goes on; its wait_group waits for the rest).
+// wgmma.mma_async is warpgroup-collective: a warp's issue stalls until each warp of its warpgroup has
+// issued it; then the warpgroup's MMA runs on the tensor pipe as one.
 struct WarpgroupRt {
-  int64_t ran = 0;  // wgmmas that every warp has issued (numbered from 0)
   struct Issuing { int64_t shape = 0; uint32_t warps = 0; uint32_t site = 0; };  // warps: bit per warp of the group
-  std::deque<Issuing> issuing;    // wgmmas #ran, #ran+1, ... that some warps have issued
-  std::vector<uint32_t> waiters;  // warp ids blocked in wgmma.wait_group on one of them
+  Issuing issuing;                // the wgmma some of its warps are issuing
+  std::vector<uint32_t> waiters;  // their warp ids, stalled in it
 };
 
 struct CtaRt {

@@ -204,7 +204,7 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       return;
     }
     case OpKind::MmaCommitGroup:
-      w.mma_groups.push_back(std::exchange(w.mma_open, {}));
+      w.mma_groups.push_back(std::exchange(w.mma_open_done, 0.0));
       push(now_ + issue, EventKind::WarpStep, id);
       return;
     case OpKind::MmaWaitGroup: {
@@ -214,16 +214,7 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       const size_t keep = static_cast<size_t>(op.a);
       if (w.mma_groups.size() > keep) {
         const auto done = w.mma_groups.end() - static_cast<long>(keep);
-        for (auto g = w.mma_groups.begin(); g != done; ++g) {
-          WarpgroupRt* wg = g->last >= 0 ? &cta(w.cta).warpgroups[static_cast<size_t>(w.warp / 4)] : nullptr;
-          if (wg && g->last >= wg->ran) {  // a wgmma not every warp of the warpgroup has issued yet
-            w.block = Block::Wgmma;
-            w.block_since = now_;
-            wg->waiters.push_back(id);
-            return;
-          }
-          until = std::max(until, g->done);
-        }
+        for (auto g = w.mma_groups.begin(); g != done; ++g) until = std::max(until, *g);
         w.mma_groups.erase(w.mma_groups.begin(), done);
       }
       if (until > now_) return timed_block(w, id, until);
@@ -322,9 +313,10 @@ void Engine::do_mma(WarpRt& w, uint32_t id) {
   push(std::max(at, now_ + issue), EventKind::WarpStep, id);
 }
 
-// wgmma.mma_async (warpgroup-collective, WarpgroupRt): the issuing warp goes on at once; the
-// warpgroup's MMA enters its SM's tensor pipe, in issue order with everything else there, when the
-// last of its warps has issued it. Each warp's open group then learns when it ends.
+// wgmma.mma_async (warpgroup-collective, WarpgroupRt): a warp's issue stalls until every warp of its
+// warpgroup has issued the same wgmma (the H100 does: docs/runs/mmaprobe-lag-h100-2026-11-26.txt);
+// then the warpgroup's MMA enters its SM's tensor pipe, in issue order with everything else there,
+// and the warps go on, their open groups ending with it.
 void Engine::do_wgmma(WarpRt& w, uint32_t id) {
   const Op& op = w.cur;
   const MmaShape sh = unpack_mma(op.a);
@@ -334,42 +326,34 @@ void Engine::do_wgmma(WarpRt& w, uint32_t id) {
   const size_t gi = static_cast<size_t>(w.warp / 4);
   if (c.warpgroups.size() <= gi) c.warpgroups.resize(gi + 1);
   WarpgroupRt& g = c.warpgroups[gi];
-  const int64_t n = w.wgmma_issued++;
-  const size_t at = static_cast<size_t>(n - g.ran);
-  if (g.issuing.size() <= at) g.issuing.resize(at + 1);
-  WarpgroupRt::Issuing& is = g.issuing[at];
+  WarpgroupRt::Issuing& is = g.issuing;
   if (is.warps != 0 && is.shape != op.a)
     return fault("wgmma_mismatch", &w, op.site,
-                 "wgmma #" + std::to_string(n) + " of this warpgroup differs from the one warp " +
-                     std::to_string(gi * 4 + static_cast<size_t>(std::countr_zero(is.warps))) + " issued at " + site_text(k_, is.site),
+                 "this wgmma differs from the one warp " + std::to_string(gi * 4 + static_cast<size_t>(std::countr_zero(is.warps))) +
+                     " of its warpgroup is issuing at " + site_text(k_, is.site),
                  {"wgmma.mma_async is .aligned: the four warps of a warpgroup must issue the same instructions in the same order"});
   if (is.warps == 0) is.shape = op.a, is.site = op.site;
   is.warps |= 1u << (w.warp % 4);
-  w.mma_open.last = n;
   const int members = std::min(4, wpc_ - static_cast<int>(gi) * 4);
-  const double issue = jit(tm_.op_issue_ns);
-  if (std::popcount(is.warps) < members) {  // the others' shares are still to come
-    push(now_ + issue, EventKind::WarpStep, id);
+  if (std::popcount(is.warps) < members) {  // stalls until the others issue
+    w.block = Block::Wgmma;
+    w.block_since = now_;
+    g.waiters.push_back(id);
     return;
   }
   const double dur = 2.0 * sh.m * sh.n * sh.k / rate * static_cast<double>(std::max<int64_t>(1, op.b));
-  const TensorPipe::Slot s = sms_[static_cast<size_t>(c.sm)].tc.issue(now_ + tm_.op_issue_ns, dur);  // a full queue holds the warp
-  g.issuing.pop_front();
-  ++g.ran;
-  for (int x = static_cast<int>(gi) * 4; x < static_cast<int>(gi) * 4 + members; ++x) {
-    WarpRt& m = warps_[c.first_warp + static_cast<size_t>(x)];
-    if (m.mma_open.last == n) m.mma_open.done = std::max(m.mma_open.done, s.end);
-    for (WarpRt::WgmmaGroup& grp : m.mma_groups)
-      if (grp.last == n) grp.done = std::max(grp.done, s.end);
+  const TensorPipe::Slot s = sms_[static_cast<size_t>(c.sm)].tc.issue(now_ + tm_.op_issue_ns, dur);  // a full queue holds the warps
+  const double go = std::max(s.accepted, now_ + jit(tm_.op_issue_ns));
+  w.mma_open_done = std::max(w.mma_open_done, s.end);
+  for (uint32_t x : std::exchange(g.waiters, {})) {
+    warps_[x].mma_open_done = std::max(warps_[x].mma_open_done, s.end);
+    resume(warps_[x], x, go);
   }
-  for (uint32_t x : std::exchange(g.waiters, {})) {  // their wait_group looks again
-    warps_[x].retry = true;
-    resume(warps_[x], x, now_);
-  }
+  is = {};
   if (o_.record_trace)
     res_.spans.push_back(TraceSpan{w.cta, -2, s.start, s.end, op.site,
                                    "wgmma " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k), false});
-  push(std::max(s.accepted, now_ + issue), EventKind::WarpStep, id);
+  push(go, EventKind::WarpStep, id);
 }
 
 // tcgen05.commit: one arrival per CTA of the mask once this warp's earlier tcgen05 ops are done.

@@ -12,7 +12,7 @@
 namespace pipesim::sim {
 
 // TmemPair: a cta_group::2 tcgen05.alloc / dealloc waiting for the same instruction in its pair peer CTA.
-// Wgmma: a wgmma.wait_group on a wgmma that not every warp of its warpgroup has issued.
+// Wgmma: a wgmma.mma_async stalled until the other warps of its warpgroup issue it too.
 enum class WaitKind : uint8_t { None, Mbarrier, Named, Cluster, Tmem, TmemPair, Wgmma };
 
 struct HangInput {

@@ -1,6 +1,6 @@
-// wgmma.mma_async as the warpgroup collective it is (Engine::do_wgmma): the warpgroup's MMA runs once
-// all four warps have issued it, so a warp's wgmma.wait_group waits for its slowest sibling; a sibling
-// that never issues hangs the others at their wait_group, and siblings issuing different wgmmas fault.
+// wgmma.mma_async as the warpgroup collective it is (Engine::do_wgmma): a warp's issue stalls until all
+// four warps have issued it (as on the H100: docs/runs/mmaprobe-lag-h100-2026-11-26.txt), so a sibling
+// that never issues hangs the others at their wgmma, and siblings issuing different wgmmas fault.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -56,16 +56,16 @@ CheckResult check_mode(int mode) {
   return check_file(path, o);
 }
 
-TEST(WgmmaCollective, WaitGroupWaitsForTheLastWarpToIssue) {
+TEST(WgmmaCollective, TheIssueStallsUntilTheLastWarpIssues) {
   const CheckResult r = check_mode(0);
   ASSERT_FALSE(r.bad_input) << r.diagnostic;
   ASSERT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
   ASSERT_EQ(r.result.warps.size(), 4u);
-  // Warps 0-2 issued at once, but their MMA ran only after warp 3's 20 us sleep.
+  // Warps 0-2 reached their wgmma at once, but it ran only after warp 3's 20 us sleep.
   for (int w = 0; w < 3; ++w) EXPECT_GE(r.result.warps[static_cast<size_t>(w)].exited_ns, 20'000.0) << "warp " << w;
 }
 
-TEST(WgmmaCollective, ASiblingThatNeverIssuesHangsTheOthersAtTheirWaitGroup) {
+TEST(WgmmaCollective, ASiblingThatNeverIssuesHangsTheOthersAtTheirWgmma) {
   const CheckResult r = check_mode(1);
   ASSERT_FALSE(r.bad_input) << r.diagnostic;
   ASSERT_EQ(r.result.verdict, sim::Verdict::Hang) << r.report;
@@ -73,7 +73,7 @@ TEST(WgmmaCollective, ASiblingThatNeverIssuesHangsTheOthersAtTheirWaitGroup) {
   const sim::HangGroup& g = r.result.hang.groups.front();
   EXPECT_EQ(g.members.size(), 3u);
   EXPECT_NE(g.waits_on.find("a wgmma of its warpgroup that warp 3 of this CTA has not issued"), std::string::npos) << g.waits_on;
-  EXPECT_EQ(r.kernel.sites.at(g.site).what.find("wgmma.wait_group"), 0u) << r.kernel.sites.at(g.site).what;
+  EXPECT_EQ(r.kernel.sites.at(g.site).what.find("wgmma.mma_async"), 0u) << r.kernel.sites.at(g.site).what;
 }
 
 TEST(WgmmaCollective, SiblingsIssuingDifferentShapesFault) {
@@ -84,7 +84,7 @@ TEST(WgmmaCollective, SiblingsIssuingDifferentShapesFault) {
   for (const sim::Finding& f : r.result.findings)
     if (f.kind == "wgmma_mismatch") {
       found = true;
-      EXPECT_NE(f.message.find("wgmma #0 of this warpgroup differs from the one warp 0 issued"), std::string::npos) << f.message;
+      EXPECT_NE(f.message.find("this wgmma differs from the one warp 0 of its warpgroup is issuing at"), std::string::npos) << f.message;
     }
   EXPECT_TRUE(found) << r.report;
 }

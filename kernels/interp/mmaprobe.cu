@@ -13,12 +13,20 @@
 //    clock during the run (clock64 cycles / globaltimer ns, median over CTAs).
 //    Expected if the model is right: FLOP/clk/SM 4096 (f16) and 8192 (e4m3) with 2 warpgroups; the
 //    SM clock x that rate x 132 gives the TFLOPS; compare with 989 / 1979 (the datasheet's, at 1.83 GHz).
+// 3. `lag` (./mmaprobe lag runs only this): is wgmma warpgroup-collective? One CTA, one warpgroup; warp 3
+//    spins LAG cycles before its wgmma m64n128k16, warps 0-2 issue at once; each warp then commits and
+//    waits (wait_group 0). Printed per warp (lane 0's clock64, from a common start after __syncthreads):
+//    when its wgmma was issued, when that issue returned, and when its wait_group returned.
+//    The engine's reading (docs/semantics.md, "The tensor pipe"): the warpgroup's MMA runs once the last
+//    warp issued it, so warps 0-2's wait_group returns after warp 3's issue + one MMA (~64 cycles), for
+//    every LAG; a per-warp MMA would let warps 0-2 return ~LAG cycles earlier than warp 3.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -212,9 +220,54 @@ void run_rate(int sms, int warpgroups, CtaStat* dst) {
               warpgroups, sms, tflops[2], per_clk[2], ghz[2]);
 }
 
+// --- 3. Warpgroup-collective or not: warp 3 issues `lag` cycles after its siblings.
+__global__ void lag_probe(long long lag, uint64_t* out) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  uint32_t d[64] = {};
+  const uint64_t da = desc(smem), db = desc(smem + 8192);
+  const int warp = threadIdx.x / 32;
+  __syncthreads();
+  const uint64_t t0 = clk();
+  if (warp == 3)
+    while (static_cast<long long>(clk() - t0) < lag) {
+    }
+  pin(d);
+  fence();
+  const uint64_t issued = clk();
+  mma<kN128F16>(d, da, db);
+  const uint64_t returned = clk();
+  commit();
+  wait<0>();
+  pin(d);
+  const uint64_t waited = clk();
+  if (threadIdx.x % 32 == 0) {
+    out[warp * 3 + 0] = issued - t0;
+    out[warp * 3 + 1] = returned - t0;
+    out[warp * 3 + 2] = waited - t0;
+  }
+  if (d[0] == 0xdeadbeef) out[40] = d[1];
+}
+
+void run_lag(uint64_t* out) {
+  CK(cudaFuncSetAttribute(lag_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
+  for (long long lag : {0LL, 1000LL, 5000LL, 20000LL, 100000LL}) {
+    for (int rep = 0; rep < 3; ++rep) {
+      lag_probe<<<1, 128, 64 * 1024>>>(lag, out);
+      CK(cudaDeviceSynchronize());
+      uint64_t h[12];
+      CK(cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost));
+      std::printf("LAG lag=%lld rep=%d", lag, rep);
+      for (int w = 0; w < 4; ++w)
+        std::printf(" w%d=issue:%llu,returned:%llu,waited:%llu", w, (unsigned long long)h[w * 3], (unsigned long long)h[w * 3 + 1],
+                    (unsigned long long)h[w * 3 + 2]);
+      std::printf("\n");
+    }
+  }
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;
@@ -222,6 +275,8 @@ int main() {
 
   uint64_t* out = nullptr;
   CK(cudaMalloc(&out, 64 * sizeof(uint64_t)));
+  run_lag(out);
+  if (argc > 1 && std::string(argv[1]) == "lag") return 0;
   run_queues(out, std::make_integer_sequence<int, 32>{});
 
   CtaStat* st = nullptr;
