@@ -10,7 +10,7 @@ import time
 from corpus_common import (
     COMMON_FLAGS, HERE, SHAPES, TARGETS, TENSORMAP_TAG, example_key, fail, find_nvcc, include_flags,
     launch_stem, log, nice_prefix, nvcc_version, run_timed, setup_venv, shape_name, wheel_record,
-    write_if_changed)
+    work_dir, write_if_changed)
 from corpus_ptx import census_report, check_launch
 from corpus_mutants import run_mutants
 
@@ -115,7 +115,7 @@ def cmd_build(args):
     nvcc = find_nvcc()
     nvcc_ver = nvcc_version(nvcc)
     out = os.path.join(build_dir, "cutlass_corpus")
-    work_root = os.path.join(out, ".work")
+    work_root = work_dir(out)
     os.makedirs(work_root, exist_ok=True)
     log("cutlass_corpus: CUTLASS sources %s" % src)
     log("cutlass_corpus: %s" % nvcc_ver.strip().splitlines()[-1])

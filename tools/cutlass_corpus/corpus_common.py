@@ -171,6 +171,13 @@ def write_if_changed(path, data):
 
 
 # The cache key of an example's compile (build, mutants and device reuse outputs by it).
+def work_dir(out, *parts):
+    """Where compiled capture binaries and their PTX are kept, keyed by example_key: BUILD_DIR/cutlass_corpus/.work,
+    or $PIPESIM_CORPUS_CACHE when set (CI keeps it across clean clones: a key that matches skips nvcc)."""
+    root = os.environ.get("PIPESIM_CORPUS_CACHE") or os.path.join(out, ".work")
+    return os.path.join(root, *parts)
+
+
 def example_key(nvcc_ver, src, ex, flags, target=None):
     h = hashlib.sha256()
     h.update(nvcc_ver.encode())

@@ -10,7 +10,7 @@ import time
 
 from corpus_common import (
     BY_NAME, EXAMPLES, HERE, MUTANT_SHAPE, SHAPES, example_key, fail, find_nvcc, include_flags, log,
-    nice_prefix, nvcc_version, run_timed, setup_venv, sha256_file, shape_name, write_if_changed)
+    nice_prefix, nvcc_version, run_timed, setup_venv, sha256_file, shape_name, work_dir, write_if_changed)
 from corpus_ptx import entry_block, entry_params, normalized_body
 from mutants_spec import MUTANTS
 from corpus_mutants import make_mutant_tree
@@ -168,7 +168,7 @@ def cmd_device(args):
                                                                    ", ".join(j["name"] for j in jobs)))
         jobs = [j for j in jobs if j["name"] in only]
     bundle = os.path.join(build_dir, "device")
-    work_root = os.path.join(out, ".work", "device")
+    work_root = work_dir(out, "device")
     os.makedirs(bundle, exist_ok=True)
     os.makedirs(work_root, exist_ok=True)
     log("cutlass_corpus device: %d executables -> %s (%d compile jobs at most)" % (len(jobs), bundle, args.jobs))

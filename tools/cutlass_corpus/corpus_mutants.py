@@ -11,7 +11,7 @@ import time
 
 from corpus_common import (
     COMMON_FLAGS, HERE, MUTANT_SHAPE, TARGETS, example_key, fail, find_nvcc, include_flags, log,
-    nice_prefix, nvcc_version, run_timed, setup_venv, shape_name, write_if_changed)
+    nice_prefix, nvcc_version, run_timed, setup_venv, shape_name, work_dir, write_if_changed)
 from corpus_ptx import entry_block, entry_params, normalized_body
 
 
@@ -91,7 +91,7 @@ def run_mutants(build_dir, src, nvcc, nvcc_ver, only, target=None, jobs=2):
     by_name = {e["name"]: e for e in target["examples"]}
     out = os.path.join(build_dir, "cutlass_corpus")
     mdir = os.path.join(out, cfg["dir"])
-    work_root = os.path.join(out, ".work", cfg["dir"])
+    work_root = work_dir(out, cfg["dir"])
     os.makedirs(mdir, exist_ok=True)
     os.makedirs(work_root, exist_ok=True)
     with open(os.path.join(out, target["manifest"])) as f:
