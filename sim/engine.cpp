@@ -2,6 +2,7 @@
 // programs; asynchronous units (TMA, bulk stores, remote arrivals) are events. All mbarrier
 // state changes go through sim/mbarrier.hpp; this file routes, times and observes them.
 #include "sim/engine_impl.hpp"
+#include "sim/explain.hpp"
 
 namespace pipesim::sim {
 
@@ -37,6 +38,13 @@ int64_t modelled_sms(const Kernel& k, const RunOptions& o) {
 }
 int64_t queued_sms(const Kernel& k, const RunOptions& o) { return o.untimed ? 1 : k.arch->cap.sms; }
 }  // namespace
+
+// Where a site is, for messages about another warp's instruction: its PTX line, or its scenario line.
+std::string site_text(const Kernel& k, uint32_t site) {
+  const Site& s = k.sites[site];
+  if (!s.origin.empty()) return short_origin(s.origin) + " (PTX line " + std::to_string(s.loc.line) + ")";
+  return "line " + std::to_string(s.loc.line) + " (" + s.what + ")";
+}
 
 Engine::Engine(const Kernel& k, const RunOptions& o)
     : k_(k), o_(o), tm_(timing_of(k, o)), rng_(o.seed), dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, queued_sms(k, o)), tm_.dram_copy_overlap),
@@ -481,7 +489,8 @@ void Engine::finish() {
         hw.wait = WaitKind::TmemPair;
       } else if (w.block == Block::Wgmma) {
         hw.wait = WaitKind::Wgmma;
-        hw.slot = cta(w.cta).warpgroups[static_cast<size_t>(w.warp / 4)].issuing.warps;  // who has issued it
+        const int g = w.warp / 4;  // the explainer names the warps of the group that have not issued it
+        hw.slot = ((1u << warpgroup_size(g)) - 1) & ~cta(w.cta).warpgroups[static_cast<size_t>(g)].issuing.warps;
       }
       for (int b = 0; b < kNamedBarriers; ++b) {
         const auto& ws = cta(w.cta).named[b].warps;

@@ -534,6 +534,7 @@ class Engine {
   void free_on_sm(WarpRt& w);
   void join_tmem_pair(WarpRt& w, uint32_t id);
   int tmem_peer(int c) const;  // the other CTA of its cta_group::2 pair
+  int warpgroup_size(int g) const { return std::min(4, wpc_ - 4 * g); }  // warps in warpgroup g (the last may be short)
 
   void do_dealloc(WarpRt& w, uint32_t id);
 

@@ -334,8 +334,7 @@ void Engine::do_wgmma(WarpRt& w, uint32_t id) {
                  {"wgmma.mma_async is .aligned: the four warps of a warpgroup must issue the same instructions in the same order"});
   if (is.warps == 0) is.shape = op.a, is.site = op.site;
   is.warps |= 1u << (w.warp % 4);
-  const int members = std::min(4, wpc_ - static_cast<int>(gi) * 4);
-  if (std::popcount(is.warps) < members) {  // stalls until the others issue
+  if (std::popcount(is.warps) < warpgroup_size(static_cast<int>(gi))) {  // stalls until the others issue
     w.block = Block::Wgmma;
     w.block_since = now_;
     g.waiters.push_back(id);

@@ -17,12 +17,6 @@ const char* pair_op_name(OpKind k) {
 }
 }  // namespace
 
-std::string site_text(const Kernel& k, uint32_t site) {
-  const Site& s = k.sites[site];
-  if (!s.origin.empty()) return short_origin(s.origin) + " (PTX line " + std::to_string(s.loc.line) + ")";
-  return "line " + std::to_string(s.loc.line) + " (" + s.what + ")";
-}
-
 int Engine::tmem_peer(int c) const { return cluster_of(c) * csize_ + ((c % csize_) ^ 1); }
 
 void Engine::do_alloc(WarpRt& w, uint32_t id) {

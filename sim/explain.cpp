@@ -65,10 +65,9 @@ std::string waits_on(const Kernel& k, const HangInput::Warp& w, const RunResult&
     case WaitKind::TmemPair:  // cluster-relative, so that the same wait in every cluster is one group
       return std::string("the pair peer's ") + pair_op(w.op) + " (" + std::to_string(w.op.a) + " columns)";
     case WaitKind::Wgmma: {
-      const int first = w.warp / 4 * 4, members = std::min(4, static_cast<int>((k.launch.threads + 31) / 32) - first);
       std::vector<int> missing;
-      for (int x = 0; x < members; ++x)
-        if (!((w.slot >> x) & 1)) missing.push_back(first + x);
+      for (int x = 0; x < 4; ++x)
+        if ((w.slot >> x) & 1) missing.push_back(w.warp / 4 * 4 + x);
       return "a wgmma of its warpgroup that warp" + std::string(missing.size() == 1 ? " " : "s ") + fold_list(missing) +
              " of this CTA " + (missing.size() == 1 ? "has" : "have") + " not issued (wgmma.mma_async is warpgroup-collective)";
     }

@@ -24,7 +24,7 @@ struct HangInput {
     Op op;                       // the op it is blocked in (or was about to run)
     WarpProgram prog;            // positioned just after `op`
     WaitKind wait;
-    uint32_t slot;               // Mbarrier: flattened barrier slot; Wgmma: bit per warp of the group that issued it
+    uint32_t slot;               // Mbarrier: flattened barrier slot; Wgmma: bit per warp of the group that has not issued it
     int64_t named_arrived;       // Named: threads arrived so far
     uint32_t named_arrived_mask; // named barrier ids this warp has arrived on in their current phase
     bool cluster_arrived;        // arrived on the cluster barrier in its current phase
