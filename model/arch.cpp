@@ -237,6 +237,18 @@ std::string mma_shape_error(MmaKind kind, int m, int n, int k, int cta_group) {
   return {};
 }
 
+std::string wgmma_shape_error(MmaKind kind, int m, int n, int k) {
+  if (kind != MmaKind::F16 && kind != MmaKind::TF32 && kind != MmaKind::F8F6F4 && kind != MmaKind::I8)
+    return "wgmma has no kind " + std::string(mma_kind_name(kind)) + " (f16, tf32, f8f6f4 or i8)";
+  const int want_k = kind == MmaKind::F16 ? 16 : kind == MmaKind::TF32 ? 8 : 32;
+  if (m != 64) return "M must be 64, got " + std::to_string(m);
+  if (n < 8 || n > 256 || n % 8 != 0) return "N must be 8..256 in steps of 8, got " + std::to_string(n);
+  if (k != want_k && k != 2 * want_k)  // twice for the sparse form (wgmma.mma_async.sp)
+    return "K must be " + std::to_string(want_k) + " for " + std::string(mma_kind_name(kind)) + " (" + std::to_string(2 * want_k) +
+           " sparse), got " + std::to_string(k);
+  return {};
+}
+
 namespace {
 struct NamedTimingField {
   std::string_view name;

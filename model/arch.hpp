@@ -74,8 +74,8 @@ struct Timing {
   // for its FLOPs over Arch::wgmma_flops_per_clk / mma_flops_per_clk x tensor_clock_ghz: the clock
   // the vendor's dense peak is quoted at (peak / (SMs x FLOP per clock)), not the SM clock above.
   double tensor_clock_ghz = 0;
-  // MMAs the pipe holds unfinished, the running one included (a wgmma counts once per warp of its
-  // warpgroup: each warp issues its quarter); an issue into a full queue waits. 0: unbounded.
+  // MMAs the pipe holds unfinished, the running one included (a wgmma counts once for its warpgroup);
+  // an issue into a full queue waits. 0: unbounded.
   double mma_queue_depth = 0;
   // tcgen05 (zero where the architecture has none)
   double mma_issue_ns = 0;          // cost to the issuing thread of one tcgen05.mma
@@ -133,6 +133,9 @@ std::optional<MmaKind> mma_kind_from_name(std::string_view name);
 // Why a tcgen05.mma shape is illegal for (kind, cta_group), or empty when it is legal
 // (semantics.md: per-kind M, N, K rules; mxf4nvf4 M=128 only under cta_group::1).
 std::string mma_shape_error(MmaKind kind, int m, int n, int k, int cta_group);
+// Why a Hopper wgmma.mma_async shape is illegal for its kind (PTX ISA "Matrix shape": m64nNkK, N a
+// multiple of 8 up to 256, K 32 bytes of the input type, 64 for .sp), or empty when it is legal.
+std::string wgmma_shape_error(MmaKind kind, int m, int n, int k);
 
 struct Arch {
   std::string_view name;            // "sm_90a"
@@ -157,6 +160,11 @@ struct Arch {
   // Dense Hopper wgmma rate of one SM in FLOP/clock per operand kind (F16 covers bf16; zero where
   // the architecture has no wgmma).
   std::array<double, kNumMmaKinds> wgmma_flops_per_clk{};
+  bool has_wgmma() const {
+    for (double f : wgmma_flops_per_clk)
+      if (f > 0) return true;
+    return false;
+  }
 };
 
 // CTAs of `threads` threads, `smem` bytes of shared memory and `regs` registers per thread (0: not

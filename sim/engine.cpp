@@ -320,7 +320,7 @@ void Engine::step(uint32_t id) {
   }
   const double hold = o_.delays.empty() && !o_.on_sync ? 0.0 : schedule_hook(w);
   if (o_.interp || o_.replay) {  // the interpreter fetches and dispatches the op before it takes effect
-    double at = now_ + hold + (o_.interp ? jit(interp_dispatch_ns(w.cur.kind) + interp_contention_ns(w)) : 0.0);
+    double at = now_ + hold + (o_.interp ? jit(interp_dispatch_ns(w.cur) + interp_contention_ns(w)) : 0.0);
     if (o_.replay) {
       const size_t wi = static_cast<size_t>(w.cta) * static_cast<size_t>(wpc_) + static_cast<size_t>(w.warp);
       const uint64_t i = o_.replay->offsets[wi] + static_cast<uint64_t>(w.ops - 1);
@@ -330,7 +330,7 @@ void Engine::step(uint32_t id) {
           noise = std::uniform_real_distribution<double>(-o_.replay->noise_ns, o_.replay->noise_ns)(rng_);
         // Stamps count from the device's first op; the model's first op is at the interpreter's start.
         const double start = o_.interp ? o_.interp->start_ns : 0.0;
-        at = std::max(now_, start + o_.replay->begin_ns[i] + noise + (o_.interp ? interp_dispatch_ns(w.cur.kind) : 0.0));
+        at = std::max(now_, start + o_.replay->begin_ns[i] + noise + (o_.interp ? interp_dispatch_ns(w.cur) : 0.0));
       }
     }
     w.retry = true;

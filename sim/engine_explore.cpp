@@ -81,6 +81,15 @@ Engine::ChoiceView Engine::view(uint64_t seq) const {
   throw std::logic_error("untimed run: no pending event " + std::to_string(seq));
 }
 
+namespace {
+// Warps as a set: a sum of their mixed ids, so that the order they arrived in does not count.
+uint64_t warp_set(const std::vector<uint32_t>& ws) {
+  uint64_t set = 0;
+  for (uint32_t x : ws) set += StateHash::mix(x + 1);
+  return set;
+}
+}  // namespace
+
 uint64_t Engine::state_hash() const {
   StateHash h;
   h.add(fatal_).add(stopped_).add(next_cluster_);
@@ -105,21 +114,13 @@ uint64_t Engine::state_hash() const {
     for (uint8_t v : c.visible) h.add(v);
     // A barrier's waiters as a set: the order they blocked in is an accident of the path (two waits
     // on one barrier commute, engine_footprint.cpp), and a completion releases them together.
-    for (const auto& ws : c.waiters) {
-      uint64_t set = 0;
-      for (uint32_t x : ws) set += StateHash::mix(x + 1);
-      h.add(ws.size()).add(set);
-    }
-    for (const NamedRt& n : c.named) {
-      h.add(n.count).add(n.arrived).add(n.warps.size()).add(n.waiters.size());
-      for (uint32_t x : n.warps) h.add(x);
-      for (uint32_t x : n.waiters) h.add(x);
-    }
+    for (const auto& ws : c.waiters) h.add(ws.size()).add(warp_set(ws));
+    // Likewise a named barrier's and the cluster barrier's: all leave together when the last arrives.
+    for (const NamedRt& n : c.named)
+      h.add(n.count).add(n.arrived).add(n.warps.size()).add(warp_set(n.warps)).add(n.waiters.size()).add(warp_set(n.waiters));
+    for (const WarpgroupRt& g : c.warpgroups) h.add(g.issuing.warps).add(g.issuing.shape).add(g.issuing.count).add(warp_set(g.waiters));
   }
-  for (const ClusterRt& cl : clusters_) {
-    h.add(cl.started).add(cl.live).add(cl.arrived).add(cl.phase).add(cl.waiters.size());
-    for (uint32_t x : cl.waiters) h.add(x);
-  }
+  for (const ClusterRt& cl : clusters_) h.add(cl.started).add(cl.live).add(cl.arrived).add(cl.phase).add(cl.waiters.size()).add(warp_set(cl.waiters));
   for (const SmRt& sm : sms_) {
     h.add(sm.resident).add(sm.tmem_free).add(sm.alloc_waiters.size());
     for (uint32_t x : sm.alloc_waiters) h.add(x);

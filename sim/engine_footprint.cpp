@@ -34,14 +34,60 @@ bool clash(const Footprint::Touch& a, const Footprint::Touch& b) {
 
 bool Footprint::conflicts(const Footprint& o) const {
   if (everything || o.everything) return true;
-  for (const Touch& a : touches)
-    for (const Touch& b : o.touches)
-      if (clash(a, b)) return true;
+  if (!sorted || !o.sorted) {
+    for (const Touch& a : touches)
+      for (const Touch& b : o.touches)
+        if (clash(a, b)) return true;
+    return false;
+  }
+  // Both sorted: walk them together, one (object kind, scope) group at a time. Within a group an index
+  // clashes with the same index, and kAnyIndex (sorted last) with every index.
+  const std::vector<Touch>& a = touches;
+  const std::vector<Touch>& b = o.touches;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const uint64_t ga = a[i].object >> 32, gb = b[j].object >> 32;
+    if (ga != gb) {
+      (ga < gb ? i : j) += 1;
+      continue;
+    }
+    size_t ie = i, je = j;
+    while (ie < a.size() && a[ie].object >> 32 == ga) ++ie;
+    while (je < b.size() && b[je].object >> 32 == ga) ++je;
+    const bool a_any = static_cast<uint32_t>(a[ie - 1].object) == kAnyIndex, b_any = static_cast<uint32_t>(b[je - 1].object) == kAnyIndex;
+    if (a_any)
+      for (size_t y = j; y < je; ++y)
+        if (clash(a[ie - 1], b[y])) return true;
+    if (b_any)
+      for (size_t x = i; x < ie; ++x)
+        if (clash(a[x], b[je - 1])) return true;
+    for (size_t x = i, y = j; x < ie && y < je;) {
+      if (a[x].object < b[y].object) ++x;
+      else if (b[y].object < a[x].object) ++y;
+      else if (clash(a[x++], b[y++])) return true;
+    }
+    i = ie;
+    j = je;
+  }
   return false;
 }
 
+void Footprint::merge(const Footprint& o) {
+  everything |= o.everything;
+  const bool both_sorted = sorted && o.sorted;
+  const size_t mid = touches.size();
+  touches.insert(touches.end(), o.touches.begin(), o.touches.end());
+  if (!both_sorted) {
+    sorted = touches.size() <= 1;
+    return;
+  }
+  std::inplace_merge(touches.begin(), touches.begin() + static_cast<long>(mid), touches.end(),
+                     [](const Touch& a, const Touch& b) { return a.object < b.object; });
+  compact();  // sorted already: only folds the duplicates
+}
+
 void Footprint::compact() {
-  std::sort(touches.begin(), touches.end(), [](const Touch& a, const Touch& b) { return a.object < b.object; });
+  if (!sorted) std::sort(touches.begin(), touches.end(), [](const Touch& a, const Touch& b) { return a.object < b.object; });
   size_t out = 0;
   for (size_t i = 0; i < touches.size(); ++i) {
     if (out > 0 && touches[out - 1].object == touches[i].object) {
@@ -53,6 +99,7 @@ void Footprint::compact() {
     touches[out++] = touches[i];
   }
   touches.resize(out);
+  sorted = true;
 }
 
 namespace detail {
@@ -357,6 +404,7 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
     bool grew = true, failed = false;
     while (grew && !failed && size < best_size) {
       grew = false;
+      if (!t.sorted) t.compact();  // conflicts() walks a sorted one beside each future (Read + Add: Write, conservative)
       for (size_t j = 0; j < n && !failed; ++j) {
         if (in[j] || !t.conflicts(warp_of[j] == kNoWarp ? prints[j] : future_at(warp_of[j]))) continue;
         failed |= retrying[j] != 0;

@@ -255,7 +255,7 @@ struct NamedRt {
 // wgmma.mma_async is warpgroup-collective: a warp's issue stalls until each warp of its warpgroup has
 // issued it; then the warpgroup's MMA runs on the tensor pipe as one.
 struct WarpgroupRt {
-  struct Issuing { int64_t shape = 0; uint32_t warps = 0; uint32_t site = 0; };  // warps: bit per warp of the group
+  struct Issuing { int64_t shape = 0, count = 0; uint32_t warps = 0; uint32_t site = 0; };  // warps: bit per warp of the group
   Issuing issuing;                // the wgmma some of its warps are issuing
   std::vector<uint32_t> waiters;  // their warp ids, stalled in it
 };
@@ -490,7 +490,7 @@ class Engine {
 
   double interp_contention_ns(const WarpRt& w) const;
 
-  double interp_dispatch_ns(OpKind k) const;
+  double interp_dispatch_ns(const Op& op) const;
 
   void exec(WarpRt& w, uint32_t id);
 

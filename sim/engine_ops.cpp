@@ -21,10 +21,12 @@ double Engine::interp_contention_ns(const WarpRt& w) const {
   return others * c.contention_ns;
 }
 
-double Engine::interp_dispatch_ns(OpKind k) const {
+double Engine::interp_dispatch_ns(const Op& op) const {
   const model::InterpreterCost& c = *o_.interp;
   const double stamp = o_.interp_timestamps ? c.timestamp_ns : 0.0;
-  switch (k) {
+  // The interpreter's wgmma joins its warpgroup with a bar.sync before its timed spin (kernels/interp).
+  if (op.kind == OpKind::Mma && (op.flags & kFlagWgmma)) return c.named_ns + c.compute_ns + stamp;
+  switch (op.kind) {
     case OpKind::NamedSync: case OpKind::NamedArrive: return c.named_ns + stamp;
     case OpKind::ClusterArrive: case OpKind::ClusterWait: return c.cluster_ns + stamp;
     case OpKind::TmaLoad: case OpKind::BulkStore: return c.copy_ns + stamp;
@@ -208,8 +210,7 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       push(now_ + issue, EventKind::WarpStep, id);
       return;
     case OpKind::MmaWaitGroup: {
-      if (op.a < 0 || op.a > 7)
-        return fault("bad_operand", &w, op.site, "wgmma.wait_group " + std::to_string(op.a) + " is outside 0..7");
+      if (std::string why = operand::wgmma_wait_count(op.a); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
       double until = now_;
       const size_t keep = static_cast<size_t>(op.a);
       if (w.mma_groups.size() > keep) {
@@ -320,6 +321,7 @@ void Engine::do_mma(WarpRt& w, uint32_t id) {
 void Engine::do_wgmma(WarpRt& w, uint32_t id) {
   const Op& op = w.cur;
   const MmaShape sh = unpack_mma(op.a);
+  if (std::string why = operand::wgmma_shape(sh.kind, sh.m, sh.n, sh.k); !why.empty()) return fault("bad_mma_shape", &w, op.site, std::move(why));
   const double rate = k_.arch->wgmma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.tensor_clock_ghz;  // FLOP/ns per SM
   if (rate <= 0) return fault("bad_operand", &w, op.site, "this architecture has no wgmma of kind " + std::string(model::mma_kind_name(sh.kind)));
   CtaRt& c = cta(w.cta);
@@ -327,12 +329,19 @@ void Engine::do_wgmma(WarpRt& w, uint32_t id) {
   if (c.warpgroups.size() <= gi) c.warpgroups.resize(gi + 1);
   WarpgroupRt& g = c.warpgroups[gi];
   WarpgroupRt::Issuing& is = g.issuing;
-  if (is.warps != 0 && is.shape != op.a)
+  if (is.warps != 0 && (is.shape != op.a || is.count != op.b)) {
+    auto text = [](int64_t packed, int64_t count) {
+      const MmaShape x = unpack_mma(packed);
+      return "m" + std::to_string(x.m) + "n" + std::to_string(x.n) + "k" + std::to_string(x.k) + "." +
+             std::string(model::mma_kind_name(x.kind)) + (count > 1 ? " x" + std::to_string(count) : "");
+    };
     return fault("wgmma_mismatch", &w, op.site,
-                 "this wgmma differs from the one warp " + std::to_string(gi * 4 + static_cast<size_t>(std::countr_zero(is.warps))) +
-                     " of its warpgroup is issuing at " + site_text(k_, is.site),
+                 "this warp's wgmma " + text(op.a, op.b) + " differs from " + text(is.shape, is.count) + ", which warp " +
+                     std::to_string(gi * 4 + static_cast<size_t>(std::countr_zero(is.warps))) + " of its warpgroup issued at " +
+                     site_text(k_, is.site),
                  {"wgmma.mma_async is .aligned: the four warps of a warpgroup must issue the same instructions in the same order"});
-  if (is.warps == 0) is.shape = op.a, is.site = op.site;
+  }
+  if (is.warps == 0) is.shape = op.a, is.count = op.b, is.site = op.site;
   is.warps |= 1u << (w.warp % 4);
   if (std::popcount(is.warps) < warpgroup_size(static_cast<int>(gi))) {  // stalls until the others issue
     w.block = Block::Wgmma;

@@ -52,14 +52,14 @@ struct Footprint {
   };
   std::vector<Touch> touches;
   bool everything = false;  // touches what no object names (TMEM, a launch, a value-dependent branch)
+  bool sorted = true;       // touches sorted by object, one each (compact): conflicts() merges them
 
   void add(Object o, uint32_t scope, uint32_t index, Access a) {
     touches.push_back({static_cast<uint64_t>(o) << 56 | static_cast<uint64_t>(scope & 0xffffffu) << 32 | index, a});
+    sorted = touches.size() == 1;
   }
-  void merge(const Footprint& o) {
-    everything |= o.everything;
-    touches.insert(touches.end(), o.touches.begin(), o.touches.end());
-  }
+  // Keeps a sorted footprint sorted (merging two sorted ones in linear time).
+  void merge(const Footprint& o);
   bool conflicts(const Footprint& o) const;
   // Sorted, one touch per object with the strongest access (keeps whole-program futures small).
   void compact();

@@ -312,6 +312,7 @@ void WarpProgram::expand(const Stmt& s) {
       op.a = pack_mma({s.mma_kind, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k)});
       op.b = value(s.count, 1);
       if (refuse(s, "bad_operand", operand::mma_count(op.b))) return;
+      if (s.wgmma) op.flags |= kFlagWgmma;  // the engine checks its shape (bad_mma_shape), as a PTX kernel's
       break;
     }
     case OpKind::Commit:
@@ -325,12 +326,15 @@ void WarpProgram::expand(const Stmt& s) {
       break;
     case OpKind::TmemWait: op.a = value(s.n, 0); break;
     case OpKind::StageWrite: break;
+    case OpKind::MmaCommitGroup: break;
+    case OpKind::MmaWaitGroup: op.a = value(s.n, 0); break;  // the engine: wgmma_wait_count
     // Only external programs (PTX) issue these; the scenario language has no statement for them.
-    case OpKind::MmaCommitGroup: case OpKind::MmaWaitGroup: case OpKind::Fault: break;
+    case OpKind::Fault: break;
     case OpKind::SmemStore: case OpKind::SmemLoad: case OpKind::ClcTryCancel: break;  // above (s.cell)
   }
   switch (s.op) {
     case OpKind::Mma: case OpKind::Commit: case OpKind::TmemAlloc: case OpKind::TmemDealloc: {
+      if (s.wgmma) break;  // no cta_group: a warpgroup's own SM
       const int64_t g = cta_group_of(s);
       if (g == 0) return;
       if (g == 2) op.flags |= kFlagCtaGroup2;

@@ -178,6 +178,7 @@ struct Stmt {
   model::MmaKind mma_kind = model::MmaKind::F16;
   std::optional<Expr> mma_m, mma_n, mma_k, cols;  // mma shape (Stmt::n is wait_group N)
   std::optional<Expr> cta_group;  // tcgen05 op: overrides Launch::cta_group for this instruction
+  bool wgmma = false;              // Mma: a Hopper wgmma.mma_async (warpgroup-collective), not tcgen05.mma
   // For / Let
   uint32_t slot = 0;
   std::optional<Expr> begin, end, step, value;  // For: begin/end/step; Let: value; If: value=cond

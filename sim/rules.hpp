@@ -73,8 +73,8 @@ inline std::string_view warning_impact(std::string_view id) {
 inline constexpr std::string_view kModelOnlyRules[] = {"stale_wait", "phase_reused", "early_completion", "init_not_fenced", "smem_war"};
 
 // Rules only a kernel's own code can break (a PTX kernel's instructions): no scenario statement reaches
-// them, so PTX kernels pin them (tests/test_ptx_check.cpp, tests/test_ptx_wgmma.cpp) instead of a scenario pair.
-inline constexpr std::string_view kKernelOnlyRules[] = {"kernel_fault", "wgmma_mismatch"};
+// them, so PTX kernels pin them (tests/test_ptx_check.cpp) instead of a scenario pair.
+inline constexpr std::string_view kKernelOnlyRules[] = {"kernel_fault"};
 
 inline bool is_kernel_only(std::string_view id) {
   for (std::string_view r : kKernelOnlyRules)

@@ -53,7 +53,10 @@ OpStreams materialise(const Kernel& k, const StreamLimits& limits) {
             break;
           case OpKind::BulkStore: s.max_store_bytes = std::max(s.max_store_bytes, op.a); break;
           case OpKind::ClusterArrive: case OpKind::ClusterWait: s.uses_cluster_ops = true; break;
-          case OpKind::Mma: case OpKind::Commit: case OpKind::TmemAlloc: case OpKind::TmemDealloc:
+          case OpKind::Mma:  // a wgmma is Hopper's own: the device runs its join (kernels/interp)
+            if (!(op.flags & kFlagWgmma)) s.uses_tcgen05 = true;
+            break;
+          case OpKind::Commit: case OpKind::TmemAlloc: case OpKind::TmemDealloc:
           case OpKind::TmemRelinquish: case OpKind::TmemLoad: case OpKind::TmemStore: case OpKind::TmemWait:
             s.uses_tcgen05 = true;
             break;

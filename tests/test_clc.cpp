@@ -248,7 +248,7 @@ TEST(Clc, TryCancelDoesNotRunOnTheDeviceInterpreterAndSaysSoAtTheStatement) {
 TEST(Clc, TryCancelOnAnArchitectureWithoutClcIsBadInputWithOneSentence) {
   const CheckResult r = check_text("inline.scn", one_ask("sm_90a", true), {});
   ASSERT_TRUE(r.bad_input);
-  EXPECT_TRUE(has(r.diagnostic, "inline.scn:7:3: error: clusterlaunchcontrol.try_cancel needs one of sm_100a, sm_103a, sm_120a; "
+  EXPECT_TRUE(has(r.diagnostic, "inline.scn:7:3: error: clusterlaunchcontrol.try_cancel needs sm_100a, sm_103a or sm_120a; "
                                 "this kernel is on sm_90a"))
       << r.diagnostic;
 }

@@ -728,6 +728,25 @@ TEST(CrosscheckCommand, SavedH100RunsOfTheProbesStillAgree) {
   EXPECT_NE(r.out.find(": 23 agree"), std::string::npos) << r.out;
 }
 
+// wgmma as the interpreter runs it on the H100 (the warpgroup joins on a named barrier, as the hardware's
+// issue does): a late sibling holds its warpgroup's MMA only, a missing one hangs the others at theirs,
+// two warpgroups' shapes may differ, and the Hopper pipeline at one tile with wgmma runs clean. Saved
+// on 2026-11-26 (docs/runs/crosscheck-wgmma-h100-2026-11-26b.txt), re-judged without a GPU.
+TEST(CrosscheckCommand, SavedH100WgmmaRunsStillAgree) {
+  const std::string saved = (fs::path(PIPESIM_SOURCE_DIR) / "tests" / "data" / "h100-2026-11-26").string();
+  const CommandResult r = run_pipesim("crosscheck --from-device '" + saved + "' scenarios/crosscheck/w1_wgmma_late_sibling_holds_its_warpgroup.scn "
+                                      "scenarios/crosscheck/w2_wgmma_missing_sibling_hangs.scn scenarios/rules/wgmma_mismatch_ok.scn",
+                                      PIPESIM_SOURCE_DIR);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("3 scenario(s) on NVIDIA H100 80GB HBM3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": 3 agree, 0 agree (timing-dependent), 0 disagree"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hang points: model 3 warp(s), device 3 warp(s) (same)"), std::string::npos) << r.out;
+  const CommandResult ws = run_pipesim("crosscheck --from-device '" + saved + "' -D M=128 -D N=128 -D K=64 scenarios/hopper/ws_gemm.scn",
+                                       PIPESIM_SOURCE_DIR);
+  EXPECT_EQ(ws.code, 0) << ws.out << ws.err;
+  EXPECT_NE(ws.out.find(": 1 agree"), std::string::npos) << ws.out;
+}
+
 // Saved H100 runs of 1000 random protocols (`generate --seed S --count 1000 --mistake-rate 0.2` as it
 // was then: scenario i from seed S + i; device runs saved with --save-device, per-op stamps kept only
 // where the comparison needed them), re-judged against today's model: a model change that loses

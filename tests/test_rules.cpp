@@ -122,6 +122,8 @@ const std::vector<RuleCase>& cases() {
       {"tmem_dealloc_before_peer_alloc", "tmem_dealloc_before_peer_alloc", "tmem_dealloc cols = 256", 1, 0, V::Error},  // the follower
       {"smem_war", "smem_war", "out.producer_acquire", 0, 0, V::Error},
       {"read_without_wait", "read_without_wait", "var v = load cell", 0, 1, V::Error},
+      // Hopper (sm_90a): the warpgroup's collective wgmma.
+      {"wgmma_mismatch", "wgmma_mismatch", "wgmma kind = f16 n = n k = 16 count = 4", 0, 1, V::Error},
       // Budgets (verify/scenario_budget.hpp): about the kernel as a whole, no CTA or warp.
       {"smem_over_capacity", "smem_over_capacity", "launch ctas = 2", -1, -1, V::Error},
       // Warnings: the broken form keeps the verdict it really has.

@@ -258,16 +258,21 @@ int64_t Parser::residency(const sim::Launch& l, const OGot& smem, const OGot& re
   return model::resident_ctas(*k_.arch, l.threads, l.smem, l.regs);
 }
 
-// tcgen05 statements, pipelines and cta_group = 2 need an architecture that has it.
-void Parser::need_tcgen05(const Token& at) const {
-  if (k_.arch->has_tcgen05) return;
+// A statement the kernel's architecture lacks: "WHAT needs A or B; this kernel is on C".
+void Parser::need_arch(const Token& at, bool (*has)(const model::Arch&), std::string_view what, std::string_view hint) const {
+  if (has(*k_.arch)) return;
   std::vector<std::string_view> have;
   for (const model::Arch& a : model::all_archs())
-    if (a.has_tcgen05) have.push_back(a.name);
+    if (has(a)) have.push_back(a.name);
   std::string names;
   for (size_t i = 0; i < have.size(); ++i)
     names += fmt::format("{}{}", i == 0 ? "" : i + 1 == have.size() ? " or " : ", ", have[i]);
-  fail(at, fmt::format("tcgen05 needs {}; this kernel is on {}", names, k_.arch->name));
+  fail(at, fmt::format("{} needs {}; this kernel is on {}", what, names, k_.arch->name), std::string(hint));
+}
+
+// tcgen05 statements, pipelines and cta_group = 2 need an architecture that has it.
+void Parser::need_tcgen05(const Token& at) const {
+  need_arch(at, [](const model::Arch& a) { return a.has_tcgen05; }, "tcgen05");
 }
 
 void Parser::parse_barrier(Cur& c) {

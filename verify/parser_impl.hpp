@@ -115,6 +115,8 @@ inline constexpr std::string_view kStatements[] = {
     // tcgen05 (sm_100a / sm_103a)
     "mma", "commit", "tmem_alloc", "tmem_dealloc", "tmem_relinquish", "tmem_load", "tmem_store",
     "tmem_wait",
+    // Hopper wgmma (sm_90a)
+    "wgmma", "wgmma_commit", "wgmma_wait",
     // cluster launch control (sm_100a and later)
     "clc_try_cancel",
 };
@@ -405,6 +407,7 @@ class Parser {
 
   int64_t residency(const sim::Launch& l, const OGot& smem, const OGot& regs) const;
 
+  void need_arch(const Token& at, bool (*has)(const model::Arch&), std::string_view what, std::string_view hint = {}) const;
   void need_tcgen05(const Token& at) const;
 
   void check_new_array_name(const Token& n) {
@@ -535,6 +538,9 @@ class Parser {
   }
 
   Stmt parse_tcgen05(Cur& c);
+  model::MmaKind parse_mma_kind(const Token& kt) const;
+  // wgmma, wgmma_commit, wgmma_wait N (sm_90a): the warpgroup-collective MMA and its groups.
+  Stmt parse_wgmma(Cur& c);
 
   // ------------------------------------------------------------ state
   sim::Kernel k_;

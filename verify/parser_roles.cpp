@@ -101,6 +101,7 @@ void Parser::parse_stmt(Cur& c, uint32_t indent, int depth, std::vector<Stmt>& o
       return out.push_back(parse_tcgen05(c));
   }
   if (w == "clc_try_cancel") return out.push_back(parse_clc_try_cancel(c));
+  if (w == "wgmma" || w == "wgmma_commit" || w == "wgmma_wait") return out.push_back(parse_wgmma(c));
   if (w == "cluster_sync") {
     c.next();
     expect_end(c);
@@ -590,6 +591,63 @@ void Parser::set_cta_group(Stmt& s, const OGot& g) const {
   s.cta_group = v.e;
 }
 
+// The kind operand of mma and wgmma.
+model::MmaKind Parser::parse_mma_kind(const Token& kt) const {
+  std::optional<model::MmaKind> kind = model::mma_kind_from_name(kt.text);
+  if (kind) return *kind;
+  std::vector<std::string_view> kinds;
+  for (int i = 0; i < model::kNumMmaKinds; ++i) kinds.push_back(model::mma_kind_name(static_cast<model::MmaKind>(i)));
+  fail(kt, fmt::format("unknown mma kind '{}'{}", kt.text, suggest(kt.text, kinds)), fmt::format("kinds: {}", join(kinds)));
+}
+
+// wgmma kind = K [m = 64] n = N k = KK [count = C]: wgmma.mma_async, issued by every warp of the
+// warpgroup (the engine runs it once all four have: Engine::do_wgmma); wgmma_commit:
+// wgmma.commit_group; wgmma_wait N: wgmma.wait_group N.
+Stmt Parser::parse_wgmma(Cur& c) {
+  const Token& h = c.next();
+  need_arch(h, [](const model::Arch& a) { return a.has_wgmma(); }, "wgmma",
+            "Blackwell's MMA is tcgen05.mma: 'mma kind = K m = M n = N k = KK', issued by one thread");
+  const std::string what(h.text);
+  if (h.text == "wgmma_commit") {
+    Stmt s = op_stmt(OpKind::MmaCommitGroup, h, what);
+    operands(c, h, {}, Ctx::Role);
+    return s;
+  }
+  if (h.text == "wgmma_wait") {
+    Stmt s = op_stmt(OpKind::MmaWaitGroup, h, what);
+    Val n = parse_expr(c, Ctx::Role);
+    if (n.is_const()) check_rule(n, sim::operand::wgmma_wait_count(n.c()));
+    s.n = n.e;
+    operands(c, h, {}, Ctx::Role);
+    return s;
+  }
+  static constexpr OSpec kS[] = {{"kind", OT::Word, true}, {"m"}, {"n", OT::Expr, true}, {"k", OT::Expr, true}, {"count"}};
+  auto g = operands(c, h, kS, Ctx::Role);
+  Stmt s = op_stmt(OpKind::Mma, h, what);
+  s.wgmma = true;
+  s.mma_kind = parse_mma_kind(g[0].tok);
+  static constexpr std::string_view kDims[] = {"M", "N", "K"};
+  for (int i = 0; i < 3; ++i)
+    if (g[1 + i].present && g[1 + i].v.is_const()) check_rule(g[1 + i].v, sim::operand::mma_dim(kDims[i], g[1 + i].v.c()));
+  if (g[4].present && g[4].v.is_const()) check_rule(g[4].v, sim::operand::mma_count(g[4].v.c()));
+  s.mma_m = g[1].present ? g[1].v.e : Expr::constant(64, h.loc);
+  s.mma_n = g[2].v.e;
+  s.mma_k = g[3].v.e;
+  s.count = g[4].present ? g[4].v.e : Expr::constant(1, h.loc);
+  const bool m_known = !g[1].present || g[1].v.is_const();
+  if (m_known && g[2].v.is_const() && g[3].v.is_const()) {
+    const int64_t m = g[1].present ? g[1].v.c() : 64, n = g[2].v.c(), k = g[3].v.c();
+    const std::string why = model::wgmma_shape_error(s.mma_kind, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+    if (!why.empty()) {
+      const std::string msg = sim::operand::wgmma_shape(s.mma_kind, m, n, k);
+      if (why.starts_with("M ")) fail(g[1].v, msg);
+      if (why.starts_with("N ") || why.starts_with("K ")) fail(why.starts_with("N ") ? g[2].v : g[3].v, msg);
+      fail(g[0].tok, msg, "wgmma kinds: f16 (bf16 too), tf32, f8f6f4 (e4m3, e5m2), i8");
+    }
+  }
+  return s;
+}
+
 // mma, commit, tmem_alloc, tmem_dealloc, tmem_relinquish, tmem_load, tmem_store, tmem_wait.
 Stmt Parser::parse_tcgen05(Cur& c) {
   const Token& h = c.next();
@@ -601,15 +659,8 @@ Stmt Parser::parse_tcgen05(Cur& c) {
                                    {"k", OT::Expr, true},     {"count"},             {"cta_group"}};
     auto g = operands(c, h, kS, Ctx::Role);
     Stmt s = op_stmt(OpKind::Mma, h, what);
-    const Token& kt = g[0].tok;
-    std::optional<model::MmaKind> kind = model::mma_kind_from_name(kt.text);
-    if (!kind) {
-      std::vector<std::string_view> kinds;
-      for (int i = 0; i < model::kNumMmaKinds; ++i) kinds.push_back(model::mma_kind_name(static_cast<model::MmaKind>(i)));
-      fail(kt, fmt::format("unknown mma kind '{}'{}", kt.text, suggest(kt.text, kinds)),
-           fmt::format("kinds: {}", join(kinds)));
-    }
-    s.mma_kind = *kind;
+    const model::MmaKind kind = parse_mma_kind(g[0].tok);
+    s.mma_kind = kind;
     static constexpr std::string_view kDims[] = {"M", "N", "K"};
     for (int i = 0; i < 3; ++i)
       if (g[1 + i].v.is_const()) check_rule(g[1 + i].v, sim::operand::mma_dim(kDims[i], g[1 + i].v.c()));
@@ -624,10 +675,10 @@ Stmt Parser::parse_tcgen05(Cur& c) {
     if (g[1].v.is_const() && g[2].v.is_const() && g[3].v.is_const() && group_known) {
       const int64_t group = s.cta_group ? s.cta_group->code[0].value : k_.launch.cta_group;
       const int m = static_cast<int>(g[1].v.c()), n = static_cast<int>(g[2].v.c()), k = static_cast<int>(g[3].v.c());
-      const std::string why = model::mma_shape_error(*kind, m, n, k, static_cast<int>(group));
+      const std::string why = model::mma_shape_error(kind, m, n, k, static_cast<int>(group));
       if (!why.empty()) {
         const Val& at = why.starts_with("K ") ? g[3].v : why.starts_with("N ") ? g[2].v : g[1].v;
-        fail(at, sim::operand::mma_shape(*kind, m, n, k, group));
+        fail(at, sim::operand::mma_shape(kind, m, n, k, group));
       }
     }
     return s;

@@ -73,13 +73,8 @@ Stmt Parser::parse_smem_load(Cur& c, uint32_t slot, const Token& at) {
 // one cell here: the cancelled cluster's id, or -1 (sim/engine_values.cpp).
 Stmt Parser::parse_clc_try_cancel(Cur& c) {
   const Token& h = c.next();
-  if (!k_.arch->has_clc) {
-    std::vector<std::string_view> have;
-    for (const model::Arch& a : model::all_archs())
-      if (a.has_clc) have.push_back(a.name);
-    fail(h, fmt::format("clusterlaunchcontrol.try_cancel needs one of {}; this kernel is on {}", join(have), k_.arch->name),
-         "cluster launch control came with Blackwell; a Hopper persistent kernel uses a static scheduler ('for tile in tiles')");
-  }
+  need_arch(h, [](const model::Arch& a) { return a.has_clc; }, "clusterlaunchcontrol.try_cancel",
+            "cluster launch control came with Blackwell; a Hopper persistent kernel uses a static scheduler ('for tile in tiles')");
   if (!at_smem(c))
     fail(c.peek(), fmt::format("expected the smem cell the response lands in after 'clc_try_cancel', found {}", describe(c.peek())),
          "declare it with 'smem NAME[N]' (one cell per CLC pipeline stage)");

@@ -229,6 +229,9 @@ __device__ __forceinline__ bool wait_slow(const Params& p, uint64_t* bar, uint32
 }
 
 enum : uint32_t { kFull = 0xffffffffu };
+// wgmma's warpgroup join: warpgroup g uses named barrier kWgmmaJoinTop - g (the runner refuses a
+// scenario whose own named barriers reach them).
+constexpr uint32_t kWgmmaJoinTop = 15;
 
 // G: the kernel's tcgen05 cta_group (one kernel may not mix cta_group::1 and ::2 on sm_100a).
 //
@@ -250,6 +253,10 @@ __global__ void interp_kernel_g(Params p) {
   // that stamps of warps on this SM compare to the cycle (each warp reading %globaltimer itself would
   // put a 32 ns quantisation between them, enough to invert the order of two arrivals).
   uint64_t* anchor = reinterpret_cast<uint64_t*>(done + 2);
+  // The SM's tensor pipe for wgmma: the clock at which it is next free, and each warpgroup's MMA's end.
+  uint64_t* pipe_free = anchor + 2;
+  uint64_t* wg_end = anchor + 3;  // [8]: a CTA has at most 1024 threads
+  uint32_t* wg_booked = reinterpret_cast<uint32_t*>(wg_end + 8);  // [8]: how many MMAs each warpgroup booked
   uint8_t* scratch = smem + p.scratch_off;
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -269,6 +276,8 @@ __global__ void interp_kernel_g(Params p) {
     }
     *done = 0;
     *tmem_slot = 0;
+    *pipe_free = 0;
+    for (int g = 0; g < 8; ++g) wg_booked[g] = 0;
     anchor[0] = gtime();
     anchor[1] = clk();
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
@@ -286,6 +295,7 @@ __global__ void interp_kernel_g(Params p) {
   const IOp* wops = p.ops + begin;
   uint64_t* ts = p.op_ts ? p.op_ts + begin : nullptr;
   uint64_t blocked_cyc = 0;
+  uint32_t wgmma_seen = 0;  // wgmma this warp has joined
   uint64_t cursor = p.stream_sources ? (static_cast<uint64_t>(wi) * 0x9E3779B1ull * 4096ull) : 0;
   uint64_t store_cursor = static_cast<uint64_t>(wi) * 0x85EBCA6Bull * 4096ull;
   bool stopped = false;
@@ -348,7 +358,7 @@ __global__ void interp_kernel_g(Params p) {
         }
         continue;
       }
-      if (kind == OpKind::Compute || kind == OpKind::Mma) {
+      if (kind == OpKind::Compute || (kind == OpKind::Mma && !(flags & sim::kFlagWgmma))) {
         spin_cycles(a);
         continue;
       }
@@ -357,6 +367,7 @@ __global__ void interp_kernel_g(Params p) {
         continue;
       }
       switch (kind) {
+        case OpKind::Mma:  // a wgmma (the others took the fast path): join the warpgroup, then the MMA
         case OpKind::NamedSync:
         case OpKind::ClusterWait: {
           uint64_t c_enter = 0;
@@ -368,7 +379,13 @@ __global__ void interp_kernel_g(Params p) {
             r->status = static_cast<uint8_t>(kind == OpKind::NamedSync ? DevWarpStatus::BlockedNamed : DevWarpStatus::BlockedCluster);
           }
           __syncwarp();
-          if (kind == OpKind::NamedSync) {
+          if (kind == OpKind::Mma) {
+            // The warpgroup's join (its issue stalls until every warp issued it, as the H100's wgmma does:
+            // docs/runs/mmaprobe-lag-h100-2026-11-26.txt) on named barrier 15 - g, which the runner kept
+            // free of the scenario's own; a warpgroup short of 4 warps joins with those it has.
+            const int g = warp / 4, members = min(4, p.warps_per_cta - 4 * g);
+            asm volatile("bar.sync %0, %1;" ::"r"(kWgmmaJoinTop - g), "r"(32 * members) : "memory");
+          } else if (kind == OpKind::NamedSync) {
             asm volatile("bar.sync %0, %1;" ::"r"(a), "r"(b) : "memory");
           } else {
             ptx::barrier_cluster_wait();
@@ -389,6 +406,33 @@ __global__ void interp_kernel_g(Params p) {
               }
             }
             if (!stop) reinterpret_cast<volatile DevWarpRecord*>(rec)->status = static_cast<uint8_t>(DevWarpStatus::Running);
+          }
+          if (kind == OpKind::Mma) {
+            // The warpgroup's MMA takes the SM's one tensor pipe after those already on it (`a`: its modelled
+            // duration in cycles). Its first warp books it; the others read the booking (their next join
+            // needs this warp, so it cannot be overwritten first) and every warp stays until it ends: the
+            // emulation is synchronous, wgmma.wait_group costs nothing.
+            const int g = warp / 4;
+            ++wgmma_seen;
+            if (lane == 0) {
+              volatile uint32_t* booked = &wg_booked[g];
+              if (warp % 4 == 0) {
+                atomicMax(reinterpret_cast<unsigned long long*>(pipe_free), static_cast<unsigned long long>(clk()));
+                wg_end[g] = atomicAdd(reinterpret_cast<unsigned long long*>(pipe_free), static_cast<unsigned long long>(a)) + a;
+                __threadfence_block();
+                *booked = wgmma_seen;
+              } else {
+                // The booking follows the join within a few cycles; the hang word (a global load) is read
+                // only now and then, so that the spin does not overshoot by a memory round trip.
+                for (uint32_t spins = 1; *booked < wgmma_seen; ++spins)
+                  if (spins % 256 == 0 && hang_time(p) != 0) break;
+              }
+              __threadfence_block();
+              const uint64_t end = *reinterpret_cast<volatile uint64_t*>(&wg_end[g]);
+              while (clk() < end) {  // bounded: the MMA's booked end
+              }
+            }
+            __syncwarp();
           }
           break;
         }
@@ -710,6 +754,8 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
     const double c = ns * rt.cycles_per_ns;
     return c <= 0 ? 0u : c >= 4294967295.0 ? 0xffffffffu : static_cast<uint32_t>(c + 0.5);
   };
+  bool wgmma = false;      // wgmma ops present: their joins need named barriers the scenario leaves free
+  int64_t top_named = -1;  // the highest named barrier the scenario uses
   for (size_t k = 0; k < ops.size(); ++k) {
     const DevOp& op = ops[k];
     IOp& q = iops[k];
@@ -721,15 +767,30 @@ sim::DeviceResult run_in_process(const sim::OpStreams& s, const sim::DeviceOptio
     q.b = static_cast<uint32_t>(op.b);
     if (kd == OpKind::Compute) {
       q.a = to_cycles(static_cast<double>(op.a));
+    } else if (kd == OpKind::Mma && (op.flags & sim::kFlagWgmma)) {
+      const sim::MmaShape sh = sim::unpack_mma(op.a);
+      const double rate = arch ? arch->wgmma_flops_per_clk[static_cast<size_t>(sh.kind)] * arch->time.tensor_clock_ghz : 0;
+      q.a = rate > 0 ? to_cycles(2.0 * sh.m * sh.n * sh.k / rate * static_cast<double>(std::max<int64_t>(1, op.b))) : 0;
+      wgmma = true;
     } else if (kd == OpKind::Mma) {
       const sim::MmaShape sh = sim::unpack_mma(op.a);
       const int g = (op.flags & sim::kFlagCtaGroup2) ? 2 : 1;
       const double rate = arch ? arch->mma_flops_per_clk[static_cast<size_t>(sh.kind)] * arch->time.clock_ghz : 0;
       q.a = rate > 0 ? to_cycles(2.0 * (sh.m / g) * sh.n * sh.k / rate * static_cast<double>(op.b)) : 0;
+    } else if (kd == OpKind::NamedSync || kd == OpKind::NamedArrive) {
+      top_named = std::max<int64_t>(top_named, op.a);
     }
   }
+  const int64_t join_ids = (s.warps_per_cta + 3) / 4;  // kWgmmaJoinTop down to kWgmmaJoinTop - join_ids + 1
+  if (wgmma && top_named > static_cast<int64_t>(kWgmmaJoinTop) - join_ids) {
+    res.outcome = sim::DeviceOutcome::Unavailable;
+    res.message = "the interpreter joins each warpgroup's wgmma on named barriers " + std::to_string(kWgmmaJoinTop - join_ids + 1) +
+                  ".." + std::to_string(kWgmmaJoinTop) + ", and this scenario uses named barrier " + std::to_string(top_named);
+    return res;
+  }
 
-  const uint32_t bar_bytes = ((s.slots * 9 + 15) & ~15u) + 32;  // + done, tmem slot, clock anchor
+  // + done, tmem slot, clock anchor, the tensor pipe's free clock, 8 warpgroups' MMA ends and counts
+  const uint32_t bar_bytes = ((s.slots * 9 + 15) & ~15u) + 128;
   const int64_t scratch = std::max<int64_t>(128, (std::max(s.max_tma_bytes, s.max_store_bytes) + 127) & ~int64_t{127});
   const uint32_t scratch_off = (bar_bytes + 127) & ~127u;
   const int64_t need = scratch_off + scratch;
