@@ -122,6 +122,17 @@ TEST(WgmmaScenario, TwoWarpgroupsTakeTheSmsOneTensorPipeInTurn) {
   EXPECT_NEAR(second, 2 * d, 0.1 * d);
 }
 
+// A wgmma nobody waits for runs on past the last warp's exit: the pipe's busy time counts only what
+// ran inside the kernel (it once read "tensor pipes busy 1714%").
+TEST(WgmmaScenario, AnMmaNobodyWaitsForCountsOnlyItsTimeInsideTheRun) {
+  const CheckResult r = check_text("wg.scn", "kernel wg on sm_90a\nlaunch ctas = 1, threads = 128\nrole math warps 0..3:\n"
+                                   "  wgmma kind = f16 n = 256 k = 16 count = 64\n  compute 1 us\n", {});
+  ASSERT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
+  // The run lasts the microsecond of compute; the MMA (several microseconds) was busy nearly all of it.
+  EXPECT_GT(r.result.tensor_busy_ns, 0.9 * 1000.0);
+  EXPECT_LE(r.result.tensor_busy_ns, r.result.end_ns * r.result.sms_used + 1e-9) << r.report;
+}
+
 TEST(WgmmaScenario, ALateWarpHoldsItsWarpgroupOnly) {
   const CheckResult r = check_text("wg.scn", scenario(256, 20'000, false), {});
   ASSERT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
