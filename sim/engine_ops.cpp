@@ -332,8 +332,8 @@ void Engine::do_wgmma(WarpRt& w, uint32_t id) {
   if (is.warps != 0 && (is.shape != op.a || is.count != op.b)) {
     auto text = [](int64_t packed, int64_t count) {
       const MmaShape x = unpack_mma(packed);
-      return "m" + std::to_string(x.m) + "n" + std::to_string(x.n) + "k" + std::to_string(x.k) + "." +
-             std::string(model::mma_kind_name(x.kind)) + (count > 1 ? " x" + std::to_string(count) : "");
+      return operand::wgmma_shape_name(x.m, x.n, x.k) + "." + std::string(model::mma_kind_name(x.kind)) +
+             (count > 1 ? " x" + std::to_string(count) : "");
     };
     return fault("wgmma_mismatch", &w, op.site,
                  "this warp's wgmma " + text(op.a, op.b) + " differs from " + text(is.shape, is.count) + ", which warp " +

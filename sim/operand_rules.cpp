@@ -141,8 +141,10 @@ std::string wgmma_shape(model::MmaKind kind, int64_t m, int64_t n, int64_t k) {
     if (d < 0 || d > 65535) return mma_dim(d == m ? "M" : d == n ? "N" : "K", d);
   const std::string why = model::wgmma_shape_error(kind, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
   if (why.empty()) return {};
-  return "illegal wgmma.mma_async shape m" + str(m) + "n" + str(n) + "k" + str(k) + ": " + why;
+  return "illegal wgmma.mma_async shape " + wgmma_shape_name(m, n, k) + ": " + why;
 }
+
+std::string wgmma_shape_name(int64_t m, int64_t n, int64_t k) { return "m" + str(m) + "n" + str(n) + "k" + str(k); }
 
 std::string wgmma_wait_count(int64_t v) { return in_range(v, 0, 7, "wgmma.wait_group count"); }
 

@@ -38,6 +38,8 @@ std::string tmem_alloc_cols(int64_t v);            // tcgen05.alloc / dealloc (t
 std::string tmem_access_cols(int64_t v);           // tcgen05.ld / st columns per thread
 // tcgen05.mma shape (bad_mma_shape): model::mma_shape_error's reason, with the shape.
 std::string mma_shape(model::MmaKind kind, int64_t m, int64_t n, int64_t k, int64_t group);
+// A wgmma shape as PTX spells it: "m64n128k16".
+std::string wgmma_shape_name(int64_t m, int64_t n, int64_t k);
 // wgmma.mma_async shape (bad_mma_shape): model::wgmma_shape_error's reason, with the shape.
 std::string wgmma_shape(model::MmaKind kind, int64_t m, int64_t n, int64_t k);
 std::string wgmma_wait_count(int64_t v);            // wgmma.wait_group N

@@ -76,14 +76,24 @@ TEST(Clc, GemmOkHandsEveryNotLaunchedClusterToExactlyOneSchedulerAndEveryRoleDec
   EXPECT_EQ(granted, want);
 }
 
+// The run's first finding, of a run that must end in an error of `kind`; nullptr (and a failure) otherwise.
+const sim::Finding* first_error(const CheckResult& r, const std::string& kind) {
+  EXPECT_FALSE(r.bad_input) << r.diagnostic;
+  EXPECT_EQ(r.result.verdict, sim::Verdict::Error) << r.report;
+  if (r.bad_input || r.result.findings.empty()) {
+    ADD_FAILURE() << "no finding\n" << r.report;
+    return nullptr;
+  }
+  EXPECT_EQ(r.result.findings.front().kind, kind);
+  return &r.result.findings.front();
+}
+
 TEST(Clc, AConsumerDecodingWithoutItsWaitIsReadWithoutWait) {
   const std::string f = "blackwell/clc_gemm_read_without_wait_broken.scn";
   const CheckResult r = check(f);
-  ASSERT_FALSE(r.bad_input) << r.diagnostic;
-  ASSERT_EQ(r.result.verdict, sim::Verdict::Error) << r.report;
-  ASSERT_FALSE(r.result.findings.empty());
-  const sim::Finding& x = r.result.findings.front();
-  EXPECT_EQ(x.kind, "read_without_wait");
+  const sim::Finding* found = first_error(r, "read_without_wait");
+  ASSERT_NE(found, nullptr);
+  const sim::Finding& x = *found;
   EXPECT_LE(x.warp, 3) << "an epilogue warp";
   EXPECT_EQ(r.kernel.sites.at(x.site).loc.line, line_of(f, "BUG: no clc.consumer_wait"));
   EXPECT_TRUE(has(x.message, "is not ordered after the clusterlaunchcontrol.try_cancel response that landed in it (line " +
@@ -93,13 +103,10 @@ TEST(Clc, AConsumerDecodingWithoutItsWaitIsReadWithoutWait) {
 }
 
 TEST(Clc, ASchedulerReArmingAStageNotReleasedRunsTheResponseBarrierPastItsConsumers) {
-  const std::string f = "blackwell/clc_gemm_no_empty_wait_broken.scn";
-  const CheckResult r = check(f);
-  ASSERT_FALSE(r.bad_input) << r.diagnostic;
-  ASSERT_EQ(r.result.verdict, sim::Verdict::Error) << r.report;
-  ASSERT_FALSE(r.result.findings.empty());
-  const sim::Finding& x = r.result.findings.front();
-  EXPECT_EQ(x.kind, "stale_wait");
+  const CheckResult r = check("blackwell/clc_gemm_no_empty_wait_broken.scn");
+  const sim::Finding* found = first_error(r, "stale_wait");
+  ASSERT_NE(found, nullptr);
+  const sim::Finding& x = *found;
   EXPECT_NE(x.warp, kScheduler) << "a consumer finds the barrier ahead of it";
   EXPECT_TRUE(has(x.message, "wait on clc_full[")) << x.message;
   EXPECT_TRUE(has(x.message, "for its completion #1 (parity 0) while it has completed 2 phases")) << x.message;
@@ -198,10 +205,9 @@ TEST(Clc, TryCancelTakesTheClustersNotYetLaunchedInLaunchOrder) {
 TEST(Clc, AResponseReadAfterItLandedButWithoutTheWaitIsStillReadWithoutWait) {
   // Judged by order, not by the clock: 5 us is long past the landing.
   const CheckResult r = check_text("inline.scn", one_ask("sm_100a", false), {});
-  ASSERT_FALSE(r.bad_input) << r.diagnostic;
-  ASSERT_EQ(r.result.verdict, sim::Verdict::Error) << r.report;
-  EXPECT_EQ(r.result.findings.front().kind, "read_without_wait");
-  EXPECT_TRUE(has(r.result.findings.front().message, "no wait of this warp on full[0] has returned")) << r.result.findings.front().message;
+  const sim::Finding* x = first_error(r, "read_without_wait");
+  ASSERT_NE(x, nullptr);
+  EXPECT_TRUE(has(x->message, "no wait of this warp on full[0] has returned")) << x->message;
 }
 
 TEST(Clc, AResponseOverwrittenAfterTheWaitIsNotTheOneTheWarpWaitedFor) {
@@ -222,10 +228,9 @@ TEST(Clc, AResponseOverwrittenAfterTheWaitIsNotTheOneTheWarpWaitedFor) {
       "  var next = load response\n"
       "expect error read_without_wait\n";
   const CheckResult r = check_text("inline.scn", text, {});
-  ASSERT_FALSE(r.bad_input) << r.diagnostic;
-  ASSERT_EQ(r.result.verdict, sim::Verdict::Error) << r.report;
-  const sim::Finding& x = r.result.findings.front();
-  EXPECT_EQ(x.kind, "read_without_wait");
+  const sim::Finding* found = first_error(r, "read_without_wait");
+  ASSERT_NE(found, nullptr);
+  const sim::Finding& x = *found;
   EXPECT_TRUE(has(x.message, "try_cancel response that landed in it (line 10)")) << x.message;
   bool overwritten = false;
   for (const std::string& n : x.notes)

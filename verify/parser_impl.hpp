@@ -539,6 +539,7 @@ class Parser {
 
   Stmt parse_tcgen05(Cur& c);
   model::MmaKind parse_mma_kind(const Token& kt) const;
+  void check_mma_operands(std::span<const OGot> m_n_k_count) const;
   // wgmma, wgmma_commit, wgmma_wait N (sm_90a): the warpgroup-collective MMA and its groups.
   Stmt parse_wgmma(Cur& c);
 

@@ -600,6 +600,14 @@ model::MmaKind Parser::parse_mma_kind(const Token& kt) const {
   fail(kt, fmt::format("unknown mma kind '{}'{}", kt.text, suggest(kt.text, kinds)), fmt::format("kinds: {}", join(kinds)));
 }
 
+// An MMA's M, N, K and count operands (g[0..3], in that order): the constant ones checked where they stand.
+void Parser::check_mma_operands(std::span<const OGot> g) const {
+  static constexpr std::string_view kDims[] = {"M", "N", "K"};
+  for (int i = 0; i < 3; ++i)
+    if (g[i].present && g[i].v.is_const()) check_rule(g[i].v, sim::operand::mma_dim(kDims[i], g[i].v.c()));
+  if (g[3].present && g[3].v.is_const()) check_rule(g[3].v, sim::operand::mma_count(g[3].v.c()));
+}
+
 // wgmma kind = K [m = 64] n = N k = KK [count = C]: wgmma.mma_async, issued by every warp of the
 // warpgroup (the engine runs it once all four have: Engine::do_wgmma); wgmma_commit:
 // wgmma.commit_group; wgmma_wait N: wgmma.wait_group N.
@@ -626,10 +634,7 @@ Stmt Parser::parse_wgmma(Cur& c) {
   Stmt s = op_stmt(OpKind::Mma, h, what);
   s.wgmma = true;
   s.mma_kind = parse_mma_kind(g[0].tok);
-  static constexpr std::string_view kDims[] = {"M", "N", "K"};
-  for (int i = 0; i < 3; ++i)
-    if (g[1 + i].present && g[1 + i].v.is_const()) check_rule(g[1 + i].v, sim::operand::mma_dim(kDims[i], g[1 + i].v.c()));
-  if (g[4].present && g[4].v.is_const()) check_rule(g[4].v, sim::operand::mma_count(g[4].v.c()));
+  check_mma_operands(std::span(g).subspan(1, 4));
   s.mma_m = g[1].present ? g[1].v.e : Expr::constant(64, h.loc);
   s.mma_n = g[2].v.e;
   s.mma_k = g[3].v.e;
@@ -661,10 +666,7 @@ Stmt Parser::parse_tcgen05(Cur& c) {
     Stmt s = op_stmt(OpKind::Mma, h, what);
     const model::MmaKind kind = parse_mma_kind(g[0].tok);
     s.mma_kind = kind;
-    static constexpr std::string_view kDims[] = {"M", "N", "K"};
-    for (int i = 0; i < 3; ++i)
-      if (g[1 + i].v.is_const()) check_rule(g[1 + i].v, sim::operand::mma_dim(kDims[i], g[1 + i].v.c()));
-    if (g[4].present && g[4].v.is_const()) check_rule(g[4].v, sim::operand::mma_count(g[4].v.c()));
+    check_mma_operands(std::span(g).subspan(1, 4));
     set_cta_group(s, g[5]);
     s.mma_m = g[1].v.e;
     s.mma_n = g[2].v.e;
