@@ -30,24 +30,34 @@ bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
 void Engine::start_untimed() { launch_pending(0.0); }
 
 const std::vector<uint64_t>& Engine::settle() {
-  choices_.clear();
-  while (!fatal_ && !stopped_) {
-    if (o_.max_events > 0 && res_.events >= o_.max_events) {
-      stopped_ = true;
-      res_.stopped_by = RunResult::StopCause::Events;
-      break;
+  for (;;) {
+    choices_.clear();
+    while (!fatal_ && !stopped_) {
+      if (o_.max_events > 0 && res_.events >= o_.max_events) {
+        stopped_ = true;
+        res_.stopped_by = RunResult::StopCause::Events;
+        break;
+      }
+      size_t pick = SIZE_MAX;  // the oldest event that is no choice
+      for (size_t i = 0; i < pending_.size(); ++i)
+        if (!is_choice(pending_[i], warps_) && (pick == SIZE_MAX || pending_[i].seq < pending_[pick].seq)) pick = i;
+      if (pick == SIZE_MAX) break;
+      const Event e = pending_[pick];
+      pending_[pick] = pending_.back();
+      pending_.pop_back();
+      happen(e);
     }
-    size_t pick = SIZE_MAX;  // the oldest event that is no choice
-    for (size_t i = 0; i < pending_.size(); ++i)
-      if (!is_choice(pending_[i], warps_) && (pick == SIZE_MAX || pending_[i].seq < pending_[pick].seq)) pick = i;
-    if (pick == SIZE_MAX) break;
-    const Event e = pending_[pick];
-    pending_[pick] = pending_.back();
-    pending_.pop_back();
-    happen(e);
+    if (fatal_ || stopped_) break;
+    // A wait on a phase that has not completed is no choice yet (docs/semantics.md "Waits in the
+    // exhaustive search"): taking it would only add the warp to the waiters, and which warps had
+    // begun waiting before a completion is no state worth telling apart.
+    std::vector<uint64_t> guarded;
+    for (const Event& e : pending_)
+      (e.kind == EventKind::WarpStep && wait_would_block(warps_[e.target]) ? guarded : choices_).push_back(e.seq);
+    if (!choices_.empty() || guarded.empty()) break;
+    // Nothing else can happen: the waits block as the timed run's would, and the run ends in a hang.
+    for (uint64_t seq : guarded) take(seq);
   }
-  if (!fatal_ && !stopped_)
-    for (const Event& e : pending_) choices_.push_back(e.seq);
   std::sort(choices_.begin(), choices_.end());
   return choices_;
 }
@@ -196,14 +206,15 @@ uint64_t UntimedRun::choice_id(size_t i) const { return e_->choice_id(choice_seq
 Footprint UntimedRun::footprint(size_t i) const { return e_->footprint(choice_seq(i)); }
 
 struct UntimedRun::FutureCache {
-  std::unordered_map<uint64_t, Footprint> by_key;  // Engine::future_key -> Engine::future
+  std::unordered_map<uint64_t, Footprint> by_key;  // Engine::future_key -> the warp's future (Engine::futures)
 };
 
 std::vector<size_t> UntimedRun::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep) const {
   return e_->persistent_set(prints, asleep, [&](uint32_t warp) -> const Footprint& {
-    auto [it, fresh] = futures_->by_key.try_emplace(e_->future_key(warp));
-    if (fresh) it->second = e_->future(warp);
-    return it->second;
+    const uint64_t key = e_->future_key(warp);
+    if (auto it = futures_->by_key.find(key); it != futures_->by_key.end()) return it->second;
+    e_->futures(warp, [&](uint64_t k, const Footprint& f) { futures_->by_key.try_emplace(k, f); });
+    return futures_->by_key.at(key);
   });
 }
 

@@ -22,8 +22,18 @@ using Access = Footprint::Access;
 
 namespace {
 
-bool clash(const Footprint::Touch& a, const Footprint::Touch& b) {
+// Whether touch t is what only a CTA's last exit does (Engine::exit_touches: it marks the CTA ended
+// and checks its copies and stores in flight), for a CTA in `pinned`, which does not end on the
+// paths in question (Footprint::conflicts).
+bool last_exit_of_pinned(const Footprint::Touch& t, const std::vector<uint8_t>* pinned) {
+  if (!pinned || !t.last_exit) return false;
+  const uint32_t scope = static_cast<uint32_t>(t.object >> 32) & 0xffffffu;
+  return scope < pinned->size() && (*pinned)[scope];
+}
+
+bool clash(const Footprint::Touch& a, const Footprint::Touch& b, const std::vector<uint8_t>* pinned) {
   if (a.access == Access::Read && b.access == Access::Read) return false;
+  if (last_exit_of_pinned(b, pinned)) return false;
   if (a.access == Access::Add && b.access == Access::Add) return false;
   if ((a.object >> 32) != (b.object >> 32)) return false;  // object kind and scope
   const uint32_t ia = static_cast<uint32_t>(a.object), ib = static_cast<uint32_t>(b.object);
@@ -32,12 +42,12 @@ bool clash(const Footprint::Touch& a, const Footprint::Touch& b) {
 
 }  // namespace
 
-bool Footprint::conflicts(const Footprint& o) const {
+bool Footprint::conflicts(const Footprint& o, const std::vector<uint8_t>* pinned) const {
   if (everything || o.everything) return true;
   if (!sorted || !o.sorted) {
     for (const Touch& a : touches)
       for (const Touch& b : o.touches)
-        if (clash(a, b)) return true;
+        if (clash(a, b, pinned)) return true;
     return false;
   }
   // Both sorted: walk them together, one (object kind, scope) group at a time. Within a group an index
@@ -57,14 +67,14 @@ bool Footprint::conflicts(const Footprint& o) const {
     const bool a_any = static_cast<uint32_t>(a[ie - 1].object) == kAnyIndex, b_any = static_cast<uint32_t>(b[je - 1].object) == kAnyIndex;
     if (a_any)
       for (size_t y = j; y < je; ++y)
-        if (clash(a[ie - 1], b[y])) return true;
+        if (clash(a[ie - 1], b[y], pinned)) return true;
     if (b_any)
       for (size_t x = i; x < ie; ++x)
-        if (clash(a[x], b[je - 1])) return true;
+        if (clash(a[x], b[je - 1], pinned)) return true;
     for (size_t x = i, y = j; x < ie && y < je;) {
       if (a[x].object < b[y].object) ++x;
       else if (b[y].object < a[x].object) ++y;
-      else if (clash(a[x++], b[y++])) return true;
+      else if (clash(a[x++], b[y++], pinned)) return true;
     }
     i = ie;
     j = je;
@@ -94,6 +104,7 @@ void Footprint::compact() {
       // Read and Add together are no single access that commutes with either: a write.
       Access& a = touches[out - 1].access;
       if (a != touches[i].access) a = Access::Write;
+      touches[out - 1].last_exit &= touches[i].last_exit;
       continue;
     }
     touches[out++] = touches[i];
@@ -134,8 +145,7 @@ void Engine::op_touches(const WarpRt& w, const Op& op, bool issued, Footprint& f
       f.add(Object::CtaLife, target, 0, Access::Read);  // a remote one: the RemoteOp lands later
       if (issued) {
         f.add(Object::InitVisible, target, Footprint::kAnyIndex, Access::Read);
-        f.add(Object::InitVisible, own, Footprint::kAnyIndex, Access::Add);
-        f.add(Object::MbarrierInit, own, Footprint::kAnyIndex, Access::Read);
+        publish_touches(own, f);
       }
       return;
     }
@@ -165,10 +175,7 @@ void Engine::op_touches(const WarpRt& w, const Op& op, bool issued, Footprint& f
       return;
     case OpKind::ClusterArrive: case OpKind::ClusterWait:
       f.add(Object::Cluster, cl, 0, Access::Write);
-      if (op.kind == OpKind::ClusterArrive) {  // a releasing arrive marks the CTA's inits; a completion publishes them
-        f.add(Object::InitVisible, own, Footprint::kAnyIndex, Access::Add);
-        f.add(Object::MbarrierInit, own, Footprint::kAnyIndex, Access::Read);
-      }
+      if (op.kind == OpKind::ClusterArrive) publish_touches(own, f);  // a releasing arrive marks the CTA's inits; a completion publishes them
       return;
     case OpKind::Init: case OpKind::Inval:
       f.add(Object::Mbarrier, own, slot(op.bar), Access::Write);
@@ -176,11 +183,13 @@ void Engine::op_touches(const WarpRt& w, const Op& op, bool issued, Footprint& f
       f.add(Object::InitVisible, own, Footprint::kAnyIndex, Access::Write);
       return;
     case OpKind::FenceInit:
-      f.add(Object::InitVisible, own, Footprint::kAnyIndex, Access::Add);
-      f.add(Object::MbarrierInit, own, Footprint::kAnyIndex, Access::Read);
+      publish_touches(own, f);
       return;
-    case OpKind::BulkStore: case OpKind::CommitGroup: case OpKind::WaitGroup: case OpKind::StageWrite:
-      f.add(Object::BulkStores, own, 0, Access::Write);
+    case OpKind::BulkStore: case OpKind::CommitGroup: case OpKind::WaitGroup:
+      f.add(Object::BulkStores, own, u(w.warp), Access::Write);  // the warp's own groups
+      return;
+    case OpKind::StageWrite:  // smem_war: any warp's store from the buffer that no wait_group.read retired
+      f.add(Object::BulkStores, own, Footprint::kAnyIndex, Access::Read);
       return;
     case OpKind::SmemStore: {
       const uint32_t target = u(cta_of_rank(w.cta, op.bar.rank));
@@ -228,12 +237,13 @@ void Engine::exit_touches(uint32_t id, Footprint& f, std::vector<uint32_t>& seen
   // whichever is last runs the CTA's exit checks, which read its copies and stores in flight. This
   // choice's exits cannot be the last while the CTA has more live warps than the choice runs steps of
   // (`seen`: each exits at most once); for a warp's whole future (`wakes` false) it may be.
-  f.add(Object::CtaLife, c, 0, Access::Add);
+  // What reads CtaLife is whether the CTA has exited (exited_target): only the last exit changes it.
   f.add(Object::Cluster, u(cluster_of(w.cta)), 0, Access::Add);
   const auto in_cta = [&](uint32_t x) { return warps_[x].cta == w.cta; };
   if (!wakes || cta(w.cta).live <= std::count_if(seen.begin(), seen.end(), in_cta)) {
-    f.add(Object::CopiesInFlight, c, 0, Access::Read);  // exit_inflight
-    f.add(Object::BulkStores, c, 0, Access::Read);      // stores no wait_group retired
+    f.add(Object::CtaLife, c, 0, Access::Add, true);
+    f.add(Object::CopiesInFlight, c, 0, Access::Read, true);  // exit_inflight
+    f.add(Object::BulkStores, c, Footprint::kAnyIndex, Access::Read, true);  // stores no wait_group retired
   }
   // The last warp of the CTA frees its SM for the next launch. (Its TMEM check, tmem_leak, reads
   // what only TMEM operations write, and those touch everything.)
@@ -243,10 +253,7 @@ void Engine::exit_touches(uint32_t id, Footprint& f, std::vector<uint32_t>& seen
 
 void Engine::cluster_release_touches(int cl, Footprint& f, std::vector<uint32_t>& seen, bool wakes) const {
   // A completed cluster barrier publishes the cluster's fenced inits and wakes its waiters.
-  for (int r = 0; r < csize_; ++r) {
-    f.add(Object::InitVisible, u(cl * csize_ + r), Footprint::kAnyIndex, Access::Add);
-    f.add(Object::MbarrierInit, u(cl * csize_ + r), Footprint::kAnyIndex, Access::Read);
-  }
+  for (int r = 0; r < csize_; ++r) publish_touches(u(cl * csize_ + r), f);
   if (wakes) wake_touches(clusters_[static_cast<size_t>(cl)].waiters, f, seen);
 }
 
@@ -271,10 +278,24 @@ void Engine::landing_touches(const Event& e, Footprint& f, std::vector<uint32_t>
   f.add(Object::CtaLife, e.target, 0, Access::Read);
   f.add(Object::InitVisible, e.target, Footprint::kAnyIndex, Access::Read);
   const uint32_t from = u(warps_[e.from_warp].cta);
-  if (from != e.target && e.op == OpKind::Arrive) {
-    f.add(Object::InitVisible, from, Footprint::kAnyIndex, Access::Add);
-    f.add(Object::MbarrierInit, from, Footprint::kAnyIndex, Access::Read);
-  }
+  if (from != e.target && e.op == OpKind::Arrive) publish_touches(from, f);
+}
+
+bool Engine::inits_published(uint32_t c) const {
+  const CtaRt& ct = cta(static_cast<int>(c));
+  for (uint32_t s = 0; s < slots_; ++s)
+    if (ct.bars[s].initialised && (!(ct.fenced[s] & 1) || !ct.visible[s])) return false;
+  return true;
+}
+
+void Engine::publish_touches(uint32_t c, Footprint& f) const {
+  // Published already: fence and publication set flags that are set (visible 2 -> 1 changes only
+  // the relaxed-init warning). Only an init or inval (a write of InitVisible) unsets one, so along
+  // any path this holds until such a write, which conflicts with what reads the flags anyway; a
+  // warp's future is keyed by these flags (future_key).
+  if (inits_published(c)) return;
+  f.add(Object::InitVisible, c, Footprint::kAnyIndex, Access::Add);
+  f.add(Object::MbarrierInit, c, Footprint::kAnyIndex, Access::Read);
 }
 
 Footprint Engine::footprint(uint64_t seq) const {
@@ -316,33 +337,48 @@ uint64_t Engine::choice_id(uint64_t seq) const {
   throw std::logic_error("untimed run: no pending event " + std::to_string(seq));
 }
 
-uint64_t Engine::future_key(uint32_t id) const {
+uint64_t Engine::future_key(uint32_t id, const Op& o, const WarpProgram& rest) const {
   const WarpRt& w = warps_[id];
   StateHash h;
-  h.add(id).add(w.status).add(w.block).add(w.retry).add(next_cluster_).add(observed_cta_group_);
-  const Op& o = w.cur;
+  h.add(id).add(next_cluster_).add(observed_cta_group_);
   h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
-  w.prog.hash_into(h);
+  rest.hash_into(h);
+  // The future leaves out publications that change nothing now (publish_touches): part of the key.
+  const int base = cluster_of(w.cta) * csize_;
+  for (int r = 0; r < csize_; ++r) h.add(inits_published(u(base + r)));
   return h.value();
 }
 
-Footprint Engine::future(uint32_t id) const {
-  Footprint f;
+void Engine::futures(uint32_t id, const std::function<void(uint64_t, const Footprint&)>& store) const {
   const WarpRt& w = warps_[id];
   if (w.ext || !k_.smem.empty()) {  // branches on values this search does not follow
+    Footprint f;
     f.everything = true;
-    return f;
+    return store(future_key(id), f);
   }
-  std::vector<uint32_t> seen;
-  op_touches(w, w.cur, true, f);
+  // Segments: each synchronising op with the steps after it up to the next one, keyed by where the
+  // warp stands poised at it; a future is the union of its segment and every later one.
+  struct Segment { uint64_t key; Footprint f; };
+  std::vector<Segment> segs;
+  segs.push_back({future_key(id), {}});
+  op_touches(w, w.cur, true, segs.back().f);
   WarpProgram p = w.prog;
   Op op;
   size_t n = 0;
-  for (; n < kPeekLimit && p.next(op); ++n) op_touches(w, op, true, f);
-  if (n == kPeekLimit) f.everything = true;
-  exit_touches(id, f, seen, false);  // the warps its exit wakes: their futures are their own
-  f.compact();
-  return f;
+  for (; n < kPeekLimit && p.next(op); ++n) {
+    if (synchronises(op.kind)) segs.push_back({future_key(id, op, p), {}});
+    op_touches(w, op, true, segs.back().f);
+  }
+  Footprint acc;
+  std::vector<uint32_t> seen;
+  exit_touches(id, acc, seen, false);  // the warps its exit wakes: their futures are their own
+  acc.everything |= n == kPeekLimit;
+  acc.compact();
+  for (size_t i = segs.size(); i-- > 0;) {
+    segs[i].f.compact();
+    acc.merge(segs[i].f);
+    store(segs[i].key, acc);
+  }
 }
 
 // Persistent sets (Godefroid; a stubborn-set closure). T is persistent in s when no path from s that
@@ -373,7 +409,8 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
     const WarpRt& w = warps_[x];
     if (poised[x] || w.status == WarpStatus::Exited || w.status == WarpStatus::Faulted) continue;
     Footprint wake;
-    if (w.block == Block::Mbarrier) wake.add(Object::Mbarrier, u(w.cta), slot(w.cur.bar), Access::Read);
+    // A guarded wait (poised, no choice until its phase completes: Engine::settle) waits as a blocked one.
+    if (w.block == Block::Mbarrier || wait_would_block(w)) wake.add(Object::Mbarrier, u(w.cta), slot(w.cur.bar), Access::Read);
     else if (w.block == Block::Named) wake.add(Object::Named, u(w.cta), static_cast<uint32_t>(w.cur.a), Access::Read);
     else if (w.block == Block::Cluster) wake.add(Object::Cluster, u(cluster_of(w.cta)), 0, Access::Read);
     else wake.everything = true;
@@ -388,6 +425,9 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
   std::vector<size_t> best;
   size_t best_size = n;
   std::vector<uint8_t> in(n), woken(waiting.size());
+  // CTAs with a warp in the set or woken only through it: on the paths that avoid the set they
+  // never end, so their other warps' exits change nothing the set reads (Footprint::conflicts).
+  std::vector<uint8_t> pinned(ctas_.size());
   // Seeds in a fixed order (warps by id, then events), not the path's order of the choices: states
   // that pick the same warp's set again serialise independent parts of the kernel instead of
   // interleaving them (ties keep the first).
@@ -398,7 +438,9 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
     if (retrying[seed] || prints[seed].everything) continue;
     std::fill(in.begin(), in.end(), 0);
     std::fill(woken.begin(), woken.end(), 0);
+    std::fill(pinned.begin(), pinned.end(), 0);
     in[seed] = 1;
+    if (warp_of[seed] != kNoWarp) pinned[static_cast<size_t>(warps_[warp_of[seed]].cta)] = 1;
     size_t size = asleep[seed] ? 0 : 1;  // what the set leaves to take: its members awake
     Footprint t = prints[seed];
     bool grew = true, failed = false;
@@ -406,16 +448,18 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
       grew = false;
       if (!t.sorted) t.compact();  // conflicts() walks a sorted one beside each future (Read + Add: Write, conservative)
       for (size_t j = 0; j < n && !failed; ++j) {
-        if (in[j] || !t.conflicts(warp_of[j] == kNoWarp ? prints[j] : future_at(warp_of[j]))) continue;
+        if (in[j] || !t.conflicts(warp_of[j] == kNoWarp ? prints[j] : future_at(warp_of[j]), &pinned)) continue;
         failed |= retrying[j] != 0;
         in[j] = 1;
+        if (warp_of[j] != kNoWarp) pinned[static_cast<size_t>(warps_[warp_of[j]].cta)] = 1;
         size += !asleep[j];
         t.merge(prints[j]);
         grew = true;
       }
       for (size_t k = 0; k < waiting.size() && !failed; ++k) {
-        if (woken[k] || !t.conflicts(future_at(waiting[k].first))) continue;
+        if (woken[k] || !t.conflicts(future_at(waiting[k].first), &pinned)) continue;
         woken[k] = 1;
+        pinned[static_cast<size_t>(warps_[waiting[k].first].cta)] = 1;
         t.merge(waiting[k].second);
         grew = true;
       }

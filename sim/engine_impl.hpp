@@ -317,7 +317,9 @@ class Engine {
   void start_untimed();
   // Runs every pending event that commutes with all others (a warp's own steps up to its next
   // synchronising op, the DRAM's bookkeeping) and returns the sequence numbers of the rest, oldest
-  // first: the choices. Empty when the run has ended (or stopped at an error).
+  // first: the choices. A warp poised at an mbarrier wait that would block is no choice (a guard,
+  // as a Promela `(cond)`): it is taken once its phase completes. Empty when the run has ended (or
+  // stopped at an error); when only such waits are left, they block first, so the end is a hang.
   const std::vector<uint64_t>& settle();
   const std::vector<uint64_t>& choice_list() const { return choices_; }
   // Makes choice `seq` (from settle) happen now.
@@ -338,8 +340,12 @@ class Engine {
   uint64_t choice_id(uint64_t seq) const;
   // The warp's remaining program (every op, what its copies and arrivals will touch, its exit) and
   // a key of where it stands in it (equal keys, equal futures).
-  Footprint future(uint32_t id) const;
-  uint64_t future_key(uint32_t id) const;
+  // futures() computes it for the warp's current op and, on the way, for every synchronising op
+  // ahead of it (where the warp will stand poised later), handing each to `store` with its key: one
+  // walk of the program per warp instead of one per state.
+  void futures(uint32_t id, const std::function<void(uint64_t key, const Footprint&)>& store) const;
+  uint64_t future_key(uint32_t id) const { return future_key(id, warps_[id].cur, warps_[id].prog); }
+  uint64_t future_key(uint32_t id, const Op& at, const WarpProgram& rest) const;
   // A persistent set of this state's choices (indices into choice_list(); `prints` their footprints,
   // `asleep` those not to be taken): the smallest found from any one choice by closing it under
   // conflicts with what other warps and events may still do (futures from `future_of`). Empty: none
@@ -541,6 +547,9 @@ class Engine {
   bool check_local(WarpRt& w, const Op& op, const char* what);
 
   void do_wait(WarpRt& w, uint32_t id);
+  // Whether do_wait would only block warp w now: it breaks no rule and its phase has not completed.
+  // The untimed run leaves such a wait out of the choices until it would pass (engine_explore.cpp).
+  bool wait_would_block(const WarpRt& w) const;
 
   void do_tma(WarpRt& w, uint32_t id);
 
@@ -608,6 +617,11 @@ class Engine {
   void wake_touches(const std::vector<uint32_t>& waiters, Footprint& f, std::vector<uint32_t>& seen) const;
   void cluster_release_touches(int cl, Footprint& f, std::vector<uint32_t>& seen, bool wakes = true) const;
   void landing_touches(const Event& e, Footprint& f, std::vector<uint32_t>& seen) const;
+  // A release that publishes CTA c's mbarrier inits (a fence, a remote arrive, a cluster barrier's
+  // completion): an update of c's visibility flags, unless every init of c is fenced and visible
+  // already (inits_published), when it changes nothing a verdict depends on and touches nothing.
+  void publish_touches(uint32_t c, Footprint& f) const;
+  bool inits_published(uint32_t c) const;
 
   void exit_warp(uint32_t id);
 

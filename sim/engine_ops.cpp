@@ -467,6 +467,16 @@ void Engine::do_wait(WarpRt& w, uint32_t id) {
   c.waiters[s].push_back(id);
 }
 
+bool Engine::wait_would_block(const WarpRt& w) const {
+  const Op& op = w.cur;
+  if (op.kind != OpKind::Wait || (op.bar.rank != BarRef::kOwnCta && cta_of_rank(w.cta, op.bar.rank) != w.cta)) return false;
+  const uint32_t s = slot(op.bar);
+  const MBarrier& b = cta(w.cta).bars[s];
+  if (!b.initialised || !operand::parity(op.a).empty()) return false;            // faults
+  if ((op.flags & kFlagPhaseTracked) && mbar_wait_distance(b, op.b) != 0) return false;  // stale_wait
+  return !mbar_parity_passed(b, op.a);
+}
+
 bool Engine::wait_passed(WarpRt& w, uint32_t s, const MBarrier& b) {
   WarpRt::ConsumedPhase& last = consumed_at(w, s);
   // Two passes on one completion are harmless by themselves: compiled code re-checks a phase it has

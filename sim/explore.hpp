@@ -39,7 +39,7 @@ struct Footprint {
     Cluster,       // the cluster barrier and the cluster's live warps; scope: cluster
     CtaLife,       // whether the CTA runs (its live warps, exited); scope: CTA
     CopiesInFlight,// TMA loads into the CTA not landed yet; scope: CTA
-    BulkStores,    // bulk stores of the CTA's warps and their groups; scope: CTA
+    BulkStores,    // bulk stores of a warp (index) and their groups; scope: CTA
     Cell,          // a shared-memory value cell (index); scope: CTA
     Releases,      // warps' release records (read by a load's ordering rule)
     CtaGroup,      // the kernel's tcgen05 cta_group, fixed by its first tcgen05 op
@@ -49,18 +49,22 @@ struct Footprint {
   struct Touch {
     uint64_t object;  // Object << 56 | scope << 32 | index
     Access access;
+    bool last_exit = false;  // only the CTA's last exit does this (it ends the CTA, checks what is in flight)
   };
   std::vector<Touch> touches;
   bool everything = false;  // touches what no object names (TMEM, a launch, a value-dependent branch)
   bool sorted = true;       // touches sorted by object, one each (compact): conflicts() merges them
 
-  void add(Object o, uint32_t scope, uint32_t index, Access a) {
-    touches.push_back({static_cast<uint64_t>(o) << 56 | static_cast<uint64_t>(scope & 0xffffffu) << 32 | index, a});
+  void add(Object o, uint32_t scope, uint32_t index, Access a, bool last_exit = false) {
+    touches.push_back({static_cast<uint64_t>(o) << 56 | static_cast<uint64_t>(scope & 0xffffffu) << 32 | index, a, last_exit});
     sorted = touches.size() == 1;
   }
   // Keeps a sorted footprint sorted (merging two sorted ones in linear time).
   void merge(const Footprint& o);
-  bool conflicts(const Footprint& o) const;
+  // `pinned` (indexed by CTA): CTAs that do not end on the paths `o` stands for (one of their warps
+  // does not move there): what only their last exit would do in `o` clashes with nothing here
+  // (Engine::persistent_set).
+  bool conflicts(const Footprint& o, const std::vector<uint8_t>* pinned = nullptr) const;
   // Sorted, one touch per object with the strongest access (keeps whole-program futures small).
   void compact();
 };

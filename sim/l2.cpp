@@ -4,6 +4,16 @@ namespace pipesim::sim {
 
 L2Cache::L2Cache(double capacity_bytes) : capacity_(capacity_bytes) {}
 
+L2Cache::L2Cache(const L2Cache& o)
+    : capacity_(o.capacity_), held_(o.held_), lru_(o.lru_), hit_bytes_(o.hit_bytes_), miss_bytes_(o.miss_bytes_) {
+  for (auto it = lru_.begin(); it != lru_.end(); ++it) where_.emplace(it->first, it);
+}
+
+L2Cache& L2Cache::operator=(const L2Cache& o) {
+  if (this != &o) *this = L2Cache(o);
+  return *this;
+}
+
 void L2Cache::touch(uint64_t key, int64_t bytes) {
   if (auto it = where_.find(key); it != where_.end()) {
     held_ += static_cast<double>(bytes - it->second->second);  // a box re-read with another size

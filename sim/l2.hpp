@@ -18,6 +18,11 @@ class L2Cache {
  public:
   // capacity_bytes <= 0: no L2, every read misses.
   explicit L2Cache(double capacity_bytes);
+  // A copy's index points into its own list (the exhaustive search copies engines).
+  L2Cache(const L2Cache& o);
+  L2Cache& operator=(const L2Cache& o);
+  L2Cache(L2Cache&&) noexcept = default;
+  L2Cache& operator=(L2Cache&&) noexcept = default;
 
   // A read of `bytes` of box `key`: true when the L2 holds it (served from the L2). Key 0 (an
   // unknown box) always misses and is not kept: nothing could hit it.

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -46,6 +47,27 @@ TEST(L2Cache, TheLeastRecentlyUsedBoxIsEvictedFirst) {
   EXPECT_TRUE(l2.read(3, 100));
   EXPECT_FALSE(l2.read(2, 100));
   EXPECT_LE(l2.held_bytes(), 300);
+}
+
+// The exhaustive search copies engines, L2 included: a copy lives on after its original, and each
+// evicts and re-orders only its own boxes (a copied index into the original's list did not).
+TEST(L2Cache, ACopyKeepsItsOwnBoxesAfterTheOriginalIsGone) {
+  auto original = std::make_unique<L2Cache>(300);
+  original->read(1, 100);
+  original->read(2, 100);
+  L2Cache copy(*original);
+  original->read(3, 100);
+  original->read(4, 100);  // evicts 1 from the original only
+  original.reset();
+  EXPECT_TRUE(copy.read(1, 100));
+  EXPECT_FALSE(copy.read(3, 100));
+  EXPECT_FALSE(copy.read(4, 100));  // evicts 2, the least recent of the copy's
+  EXPECT_FALSE(copy.read(2, 100));
+  EXPECT_LE(copy.held_bytes(), 300);
+  L2Cache assigned(0);
+  assigned = copy;
+  copy.read(5, 100);
+  EXPECT_TRUE(assigned.read(4, 100));
 }
 
 TEST(L2Cache, AStoredBoxIsHeldAndNoL2HoldsNothing) {

@@ -157,8 +157,43 @@ TEST(Exhaustive, StatesGrowWithTheTiles) {
   EXPECT_GT(big.max_depth, small.max_depth);
 }
 
+// The Hopper warp-specialized GEMM as shipped, at one cluster (2 CTAs, 18 warps, a multicast B,
+// two consumer warpgroups each, the epilogue's named barriers and bulk stores) and one k-block: every
+// interleaving is covered. (Before waits were guards and exits judged by whether they end the CTA,
+// this did not finish within 500,000 states.)
+TEST(Exhaustive, TheHopperWsPipelineAtOneClusterIsProven) {
+  CheckOptions o;
+  o.defines = {Define{"M", 128}, Define{"N", 128}, Define{"K", 64}};
+  const CheckResult r = check_file((fs::path(PIPESIM_SOURCE_DIR) / "scenarios" / "hopper" / "ws_gemm.scn").string(), o);
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  const ExhaustiveResult s = exhaustive_search(r.kernel, {}, bounds());
+  EXPECT_TRUE(s.complete) << "stopped by " << s.stopped_by << " after " << s.states << " states";
+  EXPECT_TRUE(s.outcome.empty()) << s.outcome;
+  EXPECT_GT(s.pruned_persistent, 0u);
+}
+
+// bench/spin/ws_pipeline.scn, the SPIN comparison's twin of ws_pipeline.pml (bench/spin/compare.sh):
+// proven at a few tiles, and its bug (the producer starting at phase 0) hangs in every order.
+TEST(Exhaustive, TheSpinBenchPipelineIsProvenAndItsBugHangs) {
+  const auto bench = [](std::vector<Define> d) {
+    CheckOptions o;
+    o.defines = std::move(d);
+    return check_file((fs::path(PIPESIM_SOURCE_DIR) / "bench" / "spin" / "ws_pipeline.scn").string(), o);
+  };
+  const CheckResult ok = bench({Define{"TILES", 4}});
+  ASSERT_FALSE(ok.bad_input) << ok.diagnostic;
+  const ExhaustiveResult proof = exhaustive_search(ok.kernel, {}, bounds());
+  EXPECT_TRUE(proof.complete && proof.outcome.empty());
+  EXPECT_EQ(proof.baseline, "ok");
+  const CheckResult bug = bench({Define{"TILES", 1}, Define{"PRODUCER_PHASE", 0}});
+  const ExhaustiveResult hangs = exhaustive_search(bug.kernel, {}, bounds());
+  EXPECT_EQ(hangs.baseline, "hang");
+  EXPECT_TRUE(hangs.complete && hangs.outcome.empty()) << "no order escapes the hang";
+}
+
 TEST(UntimedRun, EqualStatesHashEqualAndAChoiceChangesTheHash) {
-  const CheckResult r = check("a_named_count_small_fixed.scn");
+  const CheckResult r = check_text("named.scn", "kernel n on sm_90a\nlaunch ctas = 1, threads = 128\nrole w warps 0..3:\n  bar_sync 1 threads = 128\n", {});
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
   sim::UntimedRun run(r.kernel, {});
   const size_t open = run.settle();
   ASSERT_GE(open, 2u) << "the scenario starts with several warps poised";
@@ -198,6 +233,49 @@ TEST(UntimedRun, TheOrderOfArrivalsOnANamedBarrierIsNotPartOfTheState) {
   EXPECT_EQ(a.state_hash(), b.state_hash());
   take_warp(b, 2);
   EXPECT_NE(a.state_hash(), b.state_hash());
+}
+
+// A wait on a phase that has not completed is no choice (a guard): which warps had begun waiting
+// before a completion is not a state of its own. It opens when the phase completes, and where only
+// such waits are left they block, so the run ends in the usual hang report.
+TEST(UntimedRun, AWaitOnAnIncompletePhaseIsNoChoiceUntilThePhaseCompletes) {
+  const CheckResult r = check_text("guard.scn",
+                                   "kernel g on sm_90a\nlaunch ctas = 1, threads = 96\nbarrier ready[1] count = 1\n"
+                                   "role producer warp 0:\n  bar_sync 1 threads = 32\n  arrive ready\n"
+                                   "role consumer warps 1..2:\n  wait ready parity = 0\n  wait ready parity = 1\n",
+                                   {});
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  sim::UntimedRun run(r.kernel, {});
+  ASSERT_EQ(run.settle(), 1u) << "only the producer may act: the consumers' phase has not completed";
+  EXPECT_EQ(run.describe(0).warp, 0);
+  take_warp(run, 0);  // bar_sync, then the arrive is poised
+  take_warp(run, 0);  // the arrive completes phase 0
+  ASSERT_EQ(run.choice_count(), 2u) << "both consumers may pass now";
+  take_warp(run, 1);
+  take_warp(run, 2);
+  EXPECT_EQ(run.choice_count(), 0u) << "the waits for phase 1 are guarded and nothing else can happen";
+  const sim::RunResult end = std::move(run).finish();
+  EXPECT_EQ(outcome_text(end), "hang");
+  const std::string text = indented_report(r, end);
+  EXPECT_NE(text.find("ready"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 warps"), std::string::npos) << text;
+}
+
+// A remote arrival that may land after its target CTA has ended: the search finds the order (a warp's
+// exit is judged by whether it can be the CTA's last, and a CTA with a warp in a persistent set does
+// not end outside it, Footprint::conflicts), with the reduction on and off.
+TEST(Exhaustive, ARemoteArrivalAfterItsTargetEndedIsFound) {
+  const CheckResult r = check_text("exited.scn",
+                                   "kernel x on sm_90a\nlaunch ctas = 2, cluster = 2, threads = 96\nbarrier done[1] count = 1\n"
+                                   "role signaller warp 0:\n  if cluster_rank == 0:\n    compute 100 ns\n    arrive done cta = 1\n"
+                                   "role bystander warps 1..2:\n  if cluster_rank == 1:\n    bar_sync warp_in_role + 1 threads = 32\n    compute 5000 ns\n",
+                                   {});
+  ASSERT_FALSE(r.bad_input) << r.diagnostic;
+  ASSERT_EQ(outcome_text(r.result), "ok") << "the plain run lands the arrival long before CTA 1 ends";
+  for (const ExhaustiveBounds& b : {bounds(), unreduced()}) {
+    const ExhaustiveResult s = exhaustive_search(r.kernel, {}, b);
+    EXPECT_EQ(s.outcome, "error exited_target") << (b.partial_order ? "reduced" : "every order");
+  }
 }
 
 // The independence the reduction rests on, checked against the engine itself: two choices whose

@@ -3,12 +3,12 @@
 // probability about n^2 / 2^65 for n states, which the report prints). A frame of the stack is a
 // copy of the engine at a choice point; a child is that copy with one choice taken.
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iterator>
 #include <optional>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -57,6 +57,54 @@ std::string choice_text(const sim::Kernel& k, const sim::UntimedRun::Choice& c) 
   return what;
 }
 
+// The visited states: 64-bit hash -> the sleep set the state was explored with. One open-addressing
+// table and one pool of choice ids, so a new state costs no allocation of its own (a node-based map
+// took a node and a vector per state: a fifth of the search's time and most of its memory).
+class VisitedStates {
+ public:
+  struct Sleep { const uint64_t* begin; const uint64_t* end; };
+  explicit VisitedStates(size_t expected) { slots_.resize(std::bit_ceil(std::max<size_t>(expected * 2, 1024))); }
+  size_t size() const { return used_; }
+  // Inserts `hash` with `sleep` and returns true, or returns false and leaves `slot` at the stored one.
+  bool insert(uint64_t hash, const std::vector<uint64_t>& sleep, size_t& slot) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    slot = find(hash);
+    if (slots_[slot].key != 0) return false;
+    slots_[slot] = {key_of(hash), static_cast<uint32_t>(pool_.size()), static_cast<uint32_t>(sleep.size())};
+    pool_.insert(pool_.end(), sleep.begin(), sleep.end());
+    ++used_;
+    return true;
+  }
+  Sleep stored(size_t slot) const {
+    const uint64_t* b = pool_.data() + slots_[slot].offset;
+    return {b, b + slots_[slot].size};
+  }
+  // Replaces the stored set with a subset of it (in place).
+  void shrink(size_t slot, const std::vector<uint64_t>& subset) {
+    std::copy(subset.begin(), subset.end(), pool_.begin() + slots_[slot].offset);
+    slots_[slot].size = static_cast<uint32_t>(subset.size());
+  }
+
+ private:
+  struct Slot { uint64_t key = 0; uint32_t offset = 0, size = 0; };
+  static uint64_t key_of(uint64_t hash) { return hash == 0 ? 1 : hash; }  // 0 marks an empty slot
+  size_t find(uint64_t hash) const {
+    const uint64_t key = key_of(hash);
+    size_t i = static_cast<size_t>(key) & (slots_.size() - 1);
+    while (slots_[i].key != 0 && slots_[i].key != key) i = (i + 1) & (slots_.size() - 1);
+    return i;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    for (const Slot& x : old)
+      if (x.key != 0) slots_[find(x.key)] = x;
+  }
+  std::vector<Slot> slots_;
+  std::vector<uint64_t> pool_;
+  size_t used_ = 0;
+};
+
 }  // namespace
 
 // The partial-order reduction (sim/explore.hpp Footprint; off with ExhaustiveBounds::partial_order):
@@ -102,8 +150,7 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
     std::optional<TrailStep> taken;      // the last choice taken, described before the run moved
   };
   std::vector<Frame> stack;
-  std::unordered_map<uint64_t, Ids> seen;  // state hash -> the sleep set it was explored with
-  seen.reserve(static_cast<size_t>(std::min<uint64_t>(bounds.max_states, 1u << 20)));
+  VisitedStates seen(static_cast<size_t>(std::min<uint64_t>(bounds.max_states, 1u << 16)));
   const auto asleep = [](const Ids& z, uint64_t id) { return std::binary_search(z.begin(), z.end(), id); };
   const auto remaining = [](const Frame& f) {
     size_t n = 0;
@@ -116,16 +163,17 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
   const auto arrive = [&](sim::UntimedRun&& run, size_t open, Ids sleep) {
     const uint64_t hash = run.state_hash();
     std::vector<uint8_t> todo(open, 1);
-    const auto [it, fresh] = seen.try_emplace(hash, sleep);
+    size_t slot = 0;
+    const bool fresh = seen.insert(hash, sleep, slot);
     if (!fresh) {
       // Explored before with sleep set Z: only what slept then and is awake now is left to explore.
-      Ids& stored = it->second;
+      const VisitedStates::Sleep stored = seen.stored(slot);
       Ids left, both;
-      std::set_difference(stored.begin(), stored.end(), sleep.begin(), sleep.end(), std::back_inserter(left));
+      std::set_difference(stored.begin, stored.end, sleep.begin(), sleep.end(), std::back_inserter(left));
       ++res.revisits;
       if (left.empty()) return;
-      std::set_intersection(stored.begin(), stored.end(), sleep.begin(), sleep.end(), std::back_inserter(both));
-      stored = std::move(both);
+      std::set_intersection(stored.begin, stored.end, sleep.begin(), sleep.end(), std::back_inserter(both));
+      seen.shrink(slot, both);
       for (size_t i = 0; i < open; ++i) todo[i] = asleep(left, run.choice_id(i));
     } else {
       ++res.states;
@@ -204,7 +252,9 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       top.done.push_back(i);
     }
     // The last child explored from here takes the run itself (no copy); the trail keeps its description.
-    const bool last = !top.reduced && remaining(top) == 0;
+    // So does the last member of a persistent set: should that child end the run, the state is rebuilt
+    // (below) to explore the rest.
+    const bool last = remaining(top) == 0;
     std::optional<sim::UntimedRun> moved;
     if (last) {
       top.taken = TrailStep{top.run->describe(i), i, top.open};
@@ -222,6 +272,24 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       std::fill(top.todo.begin(), top.todo.end(), 1);
       top.reduced = false;
       res.pruned_persistent -= left_out;
+      if (!top.run) {  // the child took it: replay the path from the root (the engine is deterministic)
+        top.run.emplace(kernel, base);
+        top.run->settle();
+        for (size_t d = 0; d + 1 < stack.size(); ++d) {
+          top.run->take(stack[d].taken ? stack[d].taken->index : stack[d].next - 1);
+          top.run->settle();
+        }
+        top.taken.reset();
+        ++res.rebuilt;
+      }
+    }
+    if (last && !top.run) {  // nothing is left to explore here: keep only what the trail needs (`taken`)
+      top.next = top.open;
+      top.ids = {};
+      top.prints = {};
+      top.sleep = {};
+      top.todo = {};
+      top.done = {};
     }
     arrive(std::move(child), open, std::move(sleep));
   }
