@@ -7,6 +7,7 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -22,6 +23,7 @@
 #include <unordered_map>
 
 #include "sim/dram.hpp"
+#include "sim/event_queue.hpp"
 #include "sim/l2.hpp"
 #include "sim/tensor_pipe.hpp"
 #include "sim/explain.hpp"
@@ -76,73 +78,7 @@ struct Event {
                       // RemoteOp of an Arrive: the threads it stands for (threads_of); of a
                       // ClcTryCancel (a scenario's response): the smem cell it lands in
 };
-// Heap entries are 16 bytes: the time and (sequence << 24 | payload index). The sequence
-// breaks ties deterministically; payloads live in a free-listed pool.
-struct QKey {
-  uint64_t t_ps;     // event time in integer picoseconds: cheap, NaN-free comparisons
-  uint64_t seq_idx;
-};
-
-// A binary heap with a one-entry hold in front of it: most pushes are the warp's own next step,
-// which is often the earliest event of all and then never touches the heap.
-class EventQueue {
- public:
-  static constexpr uint64_t kIdxBits = 24;
-  bool empty() const { return !held_ && heap_.empty(); }
-  void push(const Event& e) {
-    // The held event keeps its payload inline; its key has index 0 (sequence numbers are
-    // unique, so the index never decides an order).
-    const QKey k{static_cast<uint64_t>(std::max(0.0, e.t) * 1000.0 + 0.5), e.seq << kIdxBits};
-    if (!held_) {
-      if (heap_.empty() || before(k, heap_.front())) {
-        hold_ = e;
-        hold_key_ = k;
-        held_ = true;
-        return;
-      }
-    } else if (before(k, hold_key_)) {
-      heap_insert(hold_, hold_key_);
-      hold_ = e;
-      hold_key_ = k;
-      return;
-    }
-    heap_insert(e, k);
-  }
-  Event pop() {
-    if (held_) {
-      held_ = false;
-      return hold_;
-    }
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    const QKey k = heap_.back();
-    heap_.pop_back();
-    const uint32_t idx = static_cast<uint32_t>(k.seq_idx & ((1u << kIdxBits) - 1));
-    free_.push_back(idx);
-    return pool_[idx];
-  }
-
- private:
-  static bool before(const QKey& a, const QKey& b) {
-    return a.t_ps < b.t_ps || (a.t_ps == b.t_ps && a.seq_idx < b.seq_idx);
-  }
-  struct Later {
-    bool operator()(const QKey& a, const QKey& b) const { return before(b, a); }
-  };
-  void heap_insert(const Event& e, QKey k) {
-    const uint32_t idx = take_slot(pool_, free_);
-    if (idx >= (1u << kIdxBits)) throw std::runtime_error("more than 16M simultaneous events in flight");
-    pool_[idx] = e;
-    k.seq_idx |= idx;
-    heap_.push_back(k);
-    std::push_heap(heap_.begin(), heap_.end(), Later{});
-  }
-  std::vector<QKey> heap_;
-  std::vector<Event> pool_;
-  std::vector<uint32_t> free_;
-  Event hold_{};
-  QKey hold_key_{};
-  bool held_ = false;
-};
+using EventQueue = sim::EventQueue<Event>;
 
 // The owner of an external program's state (a PTX warp, a PTX run). Engines are copied only by the
 // exhaustive search (sim/explore.hpp), which runs scenario kernels: copying one that owns something
