@@ -52,8 +52,8 @@ bool Footprint::conflicts(const Footprint& o, const std::vector<uint8_t>* pinned
   }
   // Both sorted: walk them together, one (object kind, scope) group at a time. Within a group an index
   // clashes with the same index, and kAnyIndex (sorted last) with every index.
-  const std::vector<Touch>& a = touches;
-  const std::vector<Touch>& b = o.touches;
+  const auto& a = touches;
+  const auto& b = o.touches;
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
     const uint64_t ga = a[i].object >> 32, gb = b[j].object >> 32;

@@ -122,7 +122,12 @@ WarpProgram::WarpProgram(const Kernel& kernel, int cta, int warp)
   if (role_ >= 0) stack_.push_back({&kernel.roles[static_cast<size_t>(role_)].body, 0, nullptr, 0, 1});
 }
 
-void WarpProgram::hash_into(StateHash& h) const {
+void WarpProgram::hash_into(StateHash& out) const {
+  if (hashed_) {
+    out.add(hash_);
+    return;
+  }
+  StateHash h;
   h.add(role_).add(env_.size());
   for (int64_t v : env_) h.add(v);
   h.add(stack_.size());
@@ -140,9 +145,13 @@ void WarpProgram::hash_into(StateHash& h) const {
     const Op& o = i < kQueueInline ? qbuf_[i] : qspill_[i - kQueueInline];
     h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
   }
+  hash_ = h.value();
+  hashed_ = true;
+  out.add(hash_);
 }
 
 bool WarpProgram::next(Op& op) {
+  hashed_ = false;
   uint32_t idle_steps = 0;  // statements stepped through since the last op
   uint32_t idle_site = 0;
   while (qhead_ == qsize_) {

@@ -51,7 +51,10 @@ class WarpProgram {
   // the statement's site, then the program ends. The rule's id and its sentence.
   const std::pair<std::string, std::string>& fault() const { return fault_; }
   // A load's value, delivered by whoever executes the SmemLoad op (the engine) before the next op.
-  void set_value(uint32_t slot, int64_t v) { env_[slot] = v; }
+  void set_value(uint32_t slot, int64_t v) {
+    env_[slot] = v;
+    hashed_ = false;
+  }
 
  private:
   struct Frame {
@@ -109,6 +112,10 @@ class WarpProgram {
   // one to three ops) and a spill vector for long expansions (tails, wide multicasts).
   static constexpr uint32_t kIdleSteps = 4096;  // statements without an op before next() yields anyway
   static constexpr size_t kQueueInline = 8;
+  // hash_into's digest of the state, kept until next() or set_value() changes it: the search hashes
+  // every warp at every state it reaches, and most warps did not move since the last.
+  mutable uint64_t hash_ = 0;
+  mutable bool hashed_ = false;
   Op qbuf_[kQueueInline];
   std::vector<Op> qspill_;
   size_t qsize_ = 0, qhead_ = 0;
