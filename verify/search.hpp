@@ -79,7 +79,6 @@ struct ExhaustiveResult {
   uint64_t pruned_sleep = 0;     // choices not taken because they were asleep (sleep sets)
   uint64_t pruned_persistent = 0;  // choices not taken beside a lone independent one (persistent sets)
   uint64_t schedules = 0;        // complete schedules ended (distinct end states)
-  uint64_t rebuilt = 0;          // states replayed from the root (a persistent set's last member ended the run)
   size_t max_depth = 0;          // the longest schedule, in choices
   double seconds = 0;
   uint64_t peak_rss_kib = 0;     // of the process, at the end (0: unknown)

@@ -252,8 +252,16 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       top.done.push_back(i);
     }
     // The last child explored from here takes the run itself (no copy); the trail keeps its description.
-    // So does the last member of a persistent set: should that child end the run, the state is rebuilt
-    // (below) to explore the rest.
+    // So does the last member of a persistent set.
+    if (!top.run) {  // taken by a child, and more is to be explored here after all (below): replay the path
+      top.run.emplace(kernel, base);
+      top.run->settle();
+      for (size_t d = 0; d + 1 < stack.size(); ++d) {
+        top.run->take(stack[d].taken ? stack[d].taken->index : stack[d].next - 1);
+        top.run->settle();
+      }
+      top.taken.reset();
+    }
     const bool last = remaining(top) == 0;
     std::optional<sim::UntimedRun> moved;
     if (last) {
@@ -266,24 +274,19 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
     ++res.transitions;
     const size_t open = child.settle();
     if (top.reduced && open == 0) {
-      // A choice of the persistent set ended the run: every other choice of the state is explored after all.
+      // A choice of the persistent set ended the run: every other choice of the state is explored after
+      // all. (With a plain run that does not fault, which persistent sets require, such an end is a
+      // fault or a stop, whose outcome differs and ends the search; this keeps the search sound should
+      // another end ever come here.)
       size_t left_out = 0;
       for (uint8_t t : top.todo) left_out += !t;
       std::fill(top.todo.begin(), top.todo.end(), 1);
+      for (size_t j : top.done) top.todo[j] = 0;
+      top.next = 0;
       top.reduced = false;
       res.pruned_persistent -= left_out;
-      if (!top.run) {  // the child took it: replay the path from the root (the engine is deterministic)
-        top.run.emplace(kernel, base);
-        top.run->settle();
-        for (size_t d = 0; d + 1 < stack.size(); ++d) {
-          top.run->take(stack[d].taken ? stack[d].taken->index : stack[d].next - 1);
-          top.run->settle();
-        }
-        top.taken.reset();
-        ++res.rebuilt;
-      }
     }
-    if (last && !top.run) {  // nothing is left to explore here: keep only what the trail needs (`taken`)
+    if (!top.run && remaining(top) == 0) {  // nothing is left to explore here: keep only what the trail needs
       top.next = top.open;
       top.ids = {};
       top.prints = {};
