@@ -146,10 +146,21 @@ TEST(GroupedFindings, EveryWarningRuleSaysItsImpact) {
 }
 
 // --------------------------------------------------------------------------- the command line
+// The version names the commit the binary was built from (written at build time, not configure time:
+// a tree configured once and rebuilt after later commits used to print the first one).
 TEST(CheckCli, Version) {
   const CmdRun r = pipesim({"--version"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("pipesim 0.", 0), 0u) << r.out;
+  const std::string head_file = (fs::temp_directory_path() / ("pipesim_head_" + std::to_string(::getpid()))).string();
+  const std::string git = "git -C '" + std::string(PIPESIM_SOURCE_DIR) + "' rev-parse --short HEAD >'" + head_file + "' 2>/dev/null";
+  if (std::system(git.c_str()) != 0) GTEST_SKIP() << "not a git checkout: the version carries no commit";
+  std::ifstream in(head_file);
+  std::string head;
+  std::getline(in, head);
+  fs::remove(head_file);
+  ASSERT_FALSE(head.empty());
+  EXPECT_NE(r.out.find(head), std::string::npos) << "HEAD is " << head << "; --version says " << r.out;
 }
 
 TEST(CheckCli, ColorAlwaysAndNever) {

@@ -12,10 +12,12 @@
 #include "verify/crosscheck_command.hpp"
 #include "verify/generate_command.hpp"
 
+#include "pipesim_version.hpp"  // generated at build time (cmake/write_version.cmake)
+
 int main(int argc, char** argv) {
   CLI::App app{"pipesim: find hangs, broken mbarrier rules and budget mistakes in warp-specialized kernels before a GPU run"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("pipesim ") + PIPESIM_VERSION, "print the version (CMake project and git describe at configure time) and exit");
+  app.set_version_flag("--version", std::string("pipesim ") + PIPESIM_VERSION, "print the version (CMake project and git describe of the tree built) and exit");
   std::function<int()> action;
   pipesim::verify::add_check_command(app, action);
   pipesim::verify::add_budget_command(app, action);
