@@ -48,9 +48,9 @@ const std::vector<uint64_t>& Engine::settle() {
       happen(e);
     }
     if (fatal_ || stopped_) break;
-    // A wait on a phase that has not completed is no choice yet (docs/semantics.md "Waits in the
-    // exhaustive search"): taking it would only add the warp to the waiters, and which warps had
-    // begun waiting before a completion is no state worth telling apart.
+    // A wait on a phase that has not completed is no choice yet (docs/semantics.md, "The exhaustive
+    // search's untimed semantics"): taking it would only add the warp to the waiters, and which warps
+    // had begun waiting before a completion is no state worth telling apart.
     std::vector<uint64_t> guarded;
     for (const Event& e : pending_)
       (e.kind == EventKind::WarpStep && wait_would_block(warps_[e.target]) ? guarded : choices_).push_back(e.seq);

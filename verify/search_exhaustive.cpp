@@ -1,7 +1,8 @@
 // The exhaustive search (verify/search.hpp): depth first over the choices of sim::UntimedRun, each
 // state kept as its 64-bit hash (hash compaction, as SPIN's -DHC: a collision can hide a state, with
-// probability about n^2 / 2^65 for n states, which the report prints). A frame of the stack is a
-// copy of the engine at a choice point; a child is that copy with one choice taken.
+// probability about n^2 / 2^65 for n states, which the report prints). A frame of the stack holds a
+// copy of the engine at a choice point while children are left to explore from it; a child is that
+// copy with one choice taken, and the last child takes the frame's copy itself.
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -59,12 +60,11 @@ std::string choice_text(const sim::Kernel& k, const sim::UntimedRun::Choice& c) 
 
 // The visited states: 64-bit hash -> the sleep set the state was explored with. One open-addressing
 // table and one pool of choice ids, so a new state costs no allocation of its own (a node-based map
-// took a node and a vector per state: a fifth of the search's time and most of its memory).
+// allocated a node and a vector per state).
 class VisitedStates {
  public:
   struct Sleep { const uint64_t* begin; const uint64_t* end; };
   explicit VisitedStates(size_t expected) { slots_.resize(std::bit_ceil(std::max<size_t>(expected * 2, 1024))); }
-  size_t size() const { return used_; }
   // Inserts `hash` with `sleep` and returns true, or returns false and leaves `slot` at the stored one.
   bool insert(uint64_t hash, const std::vector<uint64_t>& sleep, size_t& slot) {
     if (2 * (used_ + 1) > slots_.size()) grow();
