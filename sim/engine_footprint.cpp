@@ -337,15 +337,18 @@ uint64_t Engine::choice_id(uint64_t seq) const {
   throw std::logic_error("untimed run: no pending event " + std::to_string(seq));
 }
 
-uint64_t Engine::future_key(uint32_t id, const Op& o, const WarpProgram& rest) const {
-  const WarpRt& w = warps_[id];
+uint64_t Engine::cluster_inits_published(int c) const {
+  uint64_t mask = 0;
+  const int base = cluster_of(c) * csize_;
+  for (int r = 0; r < csize_; ++r) mask |= static_cast<uint64_t>(inits_published(u(base + r))) << r;
+  return mask;
+}
+
+uint64_t Engine::future_key(uint32_t id, const Op& o, const WarpProgram& rest, uint64_t published) const {
   StateHash h;
-  h.add(id).add(next_cluster_).add(observed_cta_group_);
+  h.add(id).add(next_cluster_).add(observed_cta_group_).add(published);
   h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
   rest.hash_into(h);
-  // The future leaves out publications that change nothing now (publish_touches): part of the key.
-  const int base = cluster_of(w.cta) * csize_;
-  for (int r = 0; r < csize_; ++r) h.add(inits_published(u(base + r)));
   return h.value();
 }
 
@@ -360,13 +363,14 @@ void Engine::futures(uint32_t id, const std::function<void(uint64_t, const Footp
   // warp stands poised at it; a future is the union of its segment and every later one.
   struct Segment { uint64_t key; Footprint f; };
   std::vector<Segment> segs;
-  segs.push_back({future_key(id), {}});
+  const uint64_t published = cluster_inits_published(w.cta);  // the same engine state for every segment
+  segs.push_back({future_key(id, w.cur, w.prog, published), {}});
   op_touches(w, w.cur, true, segs.back().f);
   WarpProgram p = w.prog;
   Op op;
   size_t n = 0;
   for (; n < kPeekLimit && p.next(op); ++n) {
-    if (synchronises(op.kind)) segs.push_back({future_key(id, op, p), {}});
+    if (synchronises(op.kind)) segs.push_back({future_key(id, op, p, published), {}});
     op_touches(w, op, true, segs.back().f);
   }
   Footprint acc;

@@ -25,6 +25,7 @@
 #include "sim/dram.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/l2.hpp"
+#include "sim/slot_pool.hpp"
 #include "sim/tensor_pipe.hpp"
 #include "sim/explain.hpp"
 #include "sim/explore.hpp"
@@ -50,17 +51,6 @@ inline bool synchronises(OpKind k) {
   }
 }
 
-// A slot of `pool` for reuse: the last one freed, else a new one at the end.
-template <class T>
-uint32_t take_slot(std::vector<T>& pool, std::vector<uint32_t>& free) {
-  if (free.empty()) {
-    pool.emplace_back();
-    return static_cast<uint32_t>(pool.size() - 1);
-  }
-  const uint32_t i = free.back();
-  free.pop_back();
-  return i;
-}
 
 enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, AsyncArrive, DramDone };
 
@@ -280,8 +270,13 @@ class Engine {
   // ahead of it (where the warp will stand poised later), handing each to `store` with its key: one
   // walk of the program per warp instead of one per state.
   void futures(uint32_t id, const std::function<void(uint64_t key, const Footprint&)>& store) const;
-  uint64_t future_key(uint32_t id) const { return future_key(id, warps_[id].cur, warps_[id].prog); }
-  uint64_t future_key(uint32_t id, const Op& at, const WarpProgram& rest) const;
+  uint64_t future_key(uint32_t id) const {
+    return future_key(id, warps_[id].cur, warps_[id].prog, cluster_inits_published(warps_[id].cta));
+  }
+  // `published`: cluster_inits_published of the warp's CTA (a future leaves out publications that
+  // change nothing now, publish_touches, so the flags are part of the key).
+  uint64_t future_key(uint32_t id, const Op& at, const WarpProgram& rest, uint64_t published) const;
+  uint64_t cluster_inits_published(int c) const;  // bit r: inits_published of the cluster's rank r
   // A persistent set of this state's choices (indices into choice_list(); `prints` their footprints,
   // `asleep` those not to be taken): the smallest found from any one choice by closing it under
   // conflicts with what other warps and events may still do (futures from `future_of`). Empty: none

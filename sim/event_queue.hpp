@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "sim/slot_pool.hpp"
+
 namespace pipesim::sim {
 
 // Queue entries are 16 bytes: the time and (sequence << 24 | payload index). The sequence
@@ -20,8 +22,9 @@ struct QKey {
 
 // The event queue: a radix heap (Ahuja, Mehlhorn, Orlin, Tarjan), which a discrete-event simulation
 // may use because no event is pushed earlier than the last one popped. Bucket b > 0 holds the keys
-// whose highest bit differing from the last popped time is bit b-1; bucket 0 those equal to it. A pop is O(1) but when bucket 0 runs dry, then the first non-empty bucket is
-// spread over lower ones (each key moves down at most 64 times in all). Events pop in (time,
+// whose highest bit differing from the last popped time is bit b-1; bucket 0 those equal to it. A pop
+// is O(1) but when bucket 0 runs dry, then the first non-empty bucket is spread over lower ones (each
+// key moves down at most 64 times in all). Events pop in (time,
 // sequence) order, exactly as from a binary heap; with ~1,200 events pending in a production
 // scenario, the binary heap's pops were a third of the run.
 template <class Payload>
@@ -30,14 +33,7 @@ class EventQueue {
   static constexpr uint64_t kIdxBits = 24;
   bool empty() const { return size_ == 0; }
   void push(const Payload& e) {
-    uint32_t idx;
-    if (free_.empty()) {
-      idx = static_cast<uint32_t>(pool_.size());
-      pool_.emplace_back();
-    } else {
-      idx = free_.back();
-      free_.pop_back();
-    }
+    const uint32_t idx = take_slot(pool_, free_);
     if (idx >= (1u << kIdxBits)) throw std::runtime_error("more than 16M simultaneous events in flight");
     pool_[idx] = e;
     // Never earlier than the last pop (the engine pushes nothing before its clock; the rounding to

@@ -148,6 +148,8 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
     std::vector<size_t> done;            // choices explored from here so far
     bool reduced = false;                // only a persistent set is explored
     std::optional<TrailStep> taken;      // the last choice taken, described before the run moved
+    // The choice on the current path (the one explored last from here).
+    size_t on_path() const { return taken ? taken->index : next - 1; }
   };
   std::vector<Frame> stack;
   VisitedStates seen(static_cast<size_t>(std::min<uint64_t>(bounds.max_states, 1u << 16)));
@@ -187,7 +189,7 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
         found = true;
         res.outcome = outcome;
         res.result = std::move(r);
-        for (const Frame& f : stack) res.trail.push_back(f.taken ? *f.taken : TrailStep{f.run->describe(f.next - 1), f.next - 1, f.open});
+        for (const Frame& f : stack) res.trail.push_back(f.taken ? *f.taken : TrailStep{f.run->describe(f.on_path()), f.on_path(), f.open});
       }
       return;
     }
@@ -257,7 +259,7 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       top.run.emplace(kernel, base);
       top.run->settle();
       for (size_t d = 0; d + 1 < stack.size(); ++d) {
-        top.run->take(stack[d].taken ? stack[d].taken->index : stack[d].next - 1);
+        top.run->take(stack[d].on_path());
         top.run->settle();
       }
       top.taken.reset();
