@@ -81,6 +81,26 @@ constexpr Timing kHopperTiming{
     // between CUDA events costs 4.00 us (median of 200; p10 3.65, p90 4.45), whatever its grid, block or
     // shared memory, all of it before the first CTA enters (timeline stamps: 4.10 us gap).
     .launch_floor_ns = 4000.0,
+    // Native probe kernels/interp/latprobe.cu (docs/runs/latprobe-h100-2026-11-26.txt): one warp, chains
+    // of 2048 dependent instructions, SM cycles per link: mad.lo.s32, fma.rn.f32, mul.wide.s32,
+    // prmt.b32, setp + selp 4.0-4.1 (add.s32 + xor.b32 5.0, add.s64 3.1); cvt f32 <-> f16 5.0; cvt
+    // s32 <-> f32 11.5; ex2.approx.ftz.f32 17.0; rcp.approx.f32 41.1; shfl.sync.idx 26.0; ld.shared
+    // 23.0; ld.global.cg from the L2 282 (ld.global.ca from the L1: 34; not used, the model keeps no L1).
+    .ptx_alu_latency_cycles = 4.0,
+    .ptx_convert_latency_cycles = 5.0,
+    .ptx_int_convert_latency_cycles = 11.5,
+    .ptx_mufu_latency_cycles = 17.0,
+    .ptx_mufu_fixup_latency_cycles = 41.0,
+    .ptx_shfl_latency_cycles = 26.0,
+    .ptx_shared_load_latency_cycles = 23.0,
+    .ptx_global_load_latency_cycles = 282.0,
+    // Native probe kernels/interp/gstprobe.cu (docs/runs/gstprobe-h100-2026-11-26.txt): one SM, 8 warps
+    // storing a wgmma accumulator tile element by element: per warp store instruction 0.72 ns + 0.46 ns
+    // per sector written whole + ~0.92 ns per sector written in part (v4 16 whole 8.1 ns, f32 M-major
+    // 4 whole 2.6, u16 M-major 4 partial 4.1, u16 / u32 / f32 row-major 8 partial 8.0-8.7).
+    .ptx_store_issue_cycles = 1.4,
+    .ptx_store_sector_cycles = 0.9,
+    .ptx_store_partial_sector_cycles = 1.8,
 };
 
 // tcgen05 dense rates per SM per clock. B200's vendor peaks (bf16 2.25 PF, fp8 4.5 PF, fp4 9 PF)
@@ -284,6 +304,17 @@ constexpr NamedTimingField kTimingFields[] = {
     {"tmem_ld_latency_ns", &Timing::tmem_ld_latency_ns},
     {"launch_floor_ns", &Timing::launch_floor_ns},
     {"ptx_instr_cycles", &Timing::ptx_instr_cycles},
+    {"ptx_alu_latency_cycles", &Timing::ptx_alu_latency_cycles},
+    {"ptx_convert_latency_cycles", &Timing::ptx_convert_latency_cycles},
+    {"ptx_int_convert_latency_cycles", &Timing::ptx_int_convert_latency_cycles},
+    {"ptx_mufu_latency_cycles", &Timing::ptx_mufu_latency_cycles},
+    {"ptx_mufu_fixup_latency_cycles", &Timing::ptx_mufu_fixup_latency_cycles},
+    {"ptx_shfl_latency_cycles", &Timing::ptx_shfl_latency_cycles},
+    {"ptx_shared_load_latency_cycles", &Timing::ptx_shared_load_latency_cycles},
+    {"ptx_global_load_latency_cycles", &Timing::ptx_global_load_latency_cycles},
+    {"ptx_store_issue_cycles", &Timing::ptx_store_issue_cycles},
+    {"ptx_store_sector_cycles", &Timing::ptx_store_sector_cycles},
+    {"ptx_store_partial_sector_cycles", &Timing::ptx_store_partial_sector_cycles},
 };
 constexpr auto kTimingFieldNames = [] {
   std::array<std::string_view, std::size(kTimingFields)> n{};

@@ -85,9 +85,26 @@ struct Timing {
   // the time from the start event to the first CTA's entry. Reports add it to give the time such a
   // benchmark measures. 0: not measured.
   double launch_floor_ns = 0;
-  // PTX kernels: clock cycles a warp spends on each instruction it executes between synchronising
+  // PTX kernels: clock cycles a warp spends issuing each instruction it executes between synchronising
   // ones (ALU, address arithmetic, loads). Assumed, not measured: one issue per cycle.
   double ptx_instr_cycles = 1.0;
+  // PTX kernels: cycles until an instruction's result can be read, by class (verify/ptx/scoreboard.cpp:
+  // integer / logic / fp32 arithmetic, float <-> float and int <-> float conversions, the SFU's
+  // approximations with .ftz and without, shfl, ld.shared / ldmatrix, ld.global); an instruction
+  // waits for its operands. All 0: none.
+  double ptx_alu_latency_cycles = 0;
+  double ptx_convert_latency_cycles = 0;
+  double ptx_int_convert_latency_cycles = 0;
+  double ptx_mufu_latency_cycles = 0;
+  double ptx_mufu_fixup_latency_cycles = 0;
+  double ptx_shfl_latency_cycles = 0;
+  double ptx_shared_load_latency_cycles = 0;
+  double ptx_global_load_latency_cycles = 0;
+  // PTX kernels: an SM's path for st.global, in cycles per store instruction and per 32-byte sector
+  // it writes whole or in part; a warp waits until the path takes its store. 0: free.
+  double ptx_store_issue_cycles = 0;
+  double ptx_store_sector_cycles = 0;
+  double ptx_store_partial_sector_cycles = 0;
 };
 
 // The Timing fields by name ("tma_latency_ns" ...), for what-if runs and calibration experiments

@@ -11,8 +11,9 @@
 namespace pipesim::sim {
 
 enum class OpKind : uint8_t {
-  Compute,         // a = nanoseconds the warp is busy; b = 1: issuing instructions, on its SM
-                   // sub-partition's issue slot (warp % 4), after the other warps' queued there
+  Compute,         // a = nanoseconds the warp is busy; b > 0: of them, the ns issuing instructions,
+                   // on its SM sub-partition's issue slot (warp % 4), after the other warps' queued
+                   // there (the rest the warp waits for operands, the slot free to others)
   Wait,            // try_wait.parity loop on bar (own CTA); a = parity; b = target (see Op)
   TestWait,        // test_wait.parity, non-blocking; a = parity; b = the result the scenario expects
   Arrive,          // bar (maybe remote); a = count; b > 1: that many threads each arrive with a

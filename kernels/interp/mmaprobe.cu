@@ -30,27 +30,9 @@
 #include <utility>
 #include <vector>
 
-#define CK(x)                                                                                    \
-  do {                                                                                           \
-    cudaError_t e_ = (x);                                                                        \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));           \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
+#include "probe.cuh"
 
 namespace {
-
-__device__ __forceinline__ uint64_t clk() {
-  uint64_t c;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(c));
-  return c;
-}
-__device__ __forceinline__ uint64_t gt() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // A shared-memory matrix descriptor (no swizzle): start address >> 4, leading and stride byte offsets >> 4.
 __device__ __forceinline__ uint64_t desc(const void* smem) {

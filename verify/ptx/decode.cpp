@@ -388,6 +388,7 @@ void decode_body(const Module& module, const Function& f, DFunction& df, Program
                        decode_mem(c, m, d) || decode_warp(c, m, d) || decode_sync(c, m, d) ||
                        decode_tcgen05(c, m, d) || decode_clc(c, m, d);
     if (!known || !m.done() || d.fn == nullptr) c.unsupported();
+    classify_latency(d);
     if (d.space == Space::Generic) {  // `ld.u32 %r, [shared_var]`: a variable named in a generic access is
       for (DOp& o : d.ops)            // its generic address
         if (o.kind == OpKind::Addr && o.base == AddrBase::Sym && prog.symbols[o.idx].kind == SymKind::Shared)

@@ -82,6 +82,7 @@ void exec_st(Exec& x, const DInstr& in) {
     for (uint32_t k = 0; k < n; ++k) store_le(p + k * esize, s[k][l], esize);
   });
   if (in.space == Space::Shared) x.charge_shared(uint64_t{total} * static_cast<uint64_t>(std::popcount(x.mask)));
+  if (in.space == Space::Global) charge_global_store(x, addr, total);
 }
 
 // ---- Atomics -------------------------------------------------------------------------------------

@@ -15,6 +15,10 @@
 #include "verify/ptx/launch.hpp"
 #include "verify/ptx/sync.hpp"
 
+namespace pipesim::model {
+struct Timing;
+}
+
 namespace pipesim::ptx {
 
 // Bad input found while decoding or running PTX: an unknown instruction, an operand of the wrong kind,
@@ -60,8 +64,8 @@ class Warp {
   Warp& operator=(Warp&&) noexcept;
 
   // Executes until the warp needs the engine (returns true, `req` filled) or exits (false). At most
-  // `budget` instructions run before it returns a Compute request of their cost anyway (a spinning
-  // warp must let simulated time advance). `now_ns` feeds %clock, %clock64 and %globaltimer.
+  // `budget` instructions run (or as long as they would take at one issue each) before it returns a
+  // Compute request of their cost anyway (a spinning warp must let simulated time advance). `now_ns` feeds %clock, %clock64 and %globaltimer.
   // Throws PtxError on bad input met at run time; a kernel fault returns a Trap request whose
   // details fault() gives.
   bool step(SyncRequest& req, double now_ns, uint64_t budget = 4096);
@@ -103,6 +107,18 @@ class Warp {
 void set_instruction_ns(GridState& grid, double ns);
 // The shared-memory bytes per ns one warp's accesses get (0: not charged beyond their issue).
 void set_shared_bytes_per_ns(GridState& grid, double bytes_per_ns);
+
+// What a warp's own instructions cost beyond their issue (scoreboard.cpp; docs/calibration.md, "PTX
+// instructions"), in ns: when each class of result can be read, and what an SM's global-store path
+// takes per store instruction and per 32-byte sector it writes whole or in part. All zero: no
+// latencies and free stores (the model before the scoreboard).
+struct InstructionTiming {
+  double alu_ns = 0, convert_ns = 0, int_convert_ns = 0, mufu_ns = 0, mufu_fixup_ns = 0, shfl_ns = 0;
+  double shared_load_ns = 0, global_load_ns = 0;
+  double store_issue_ns = 0, store_sector_ns = 0, store_partial_sector_ns = 0;
+};
+InstructionTiming instruction_timing(const model::Timing& timing);
+void set_instruction_timing(GridState& grid, const InstructionTiming& t);
 
 // The clock %clock / %clock64 count (GHz, default 1.755) and the SM count %nsmid gives (default 132).
 void set_clock_ghz(GridState& grid, double ghz);

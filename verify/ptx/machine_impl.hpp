@@ -77,6 +77,13 @@ enum class Op : uint16_t {
   ClcTryCancel, ClcQuery,
 };
 
+// When an instruction's result can be read (scoreboard.cpp; docs/calibration.md, "PTX instructions"):
+// None writes no register the scoreboard follows; Pass is a move (ptxas renames it away: its result is
+// ready when its source is); Const reads the constant bank (ready at issue); the others wait the
+// class's measured latency.
+enum class Latency : uint8_t { None, Pass, Const, Alu, Convert, IntConvert, Mufu, MufuFixup, Shfl, SharedLoad, GlobalLoad };
+inline constexpr size_t kLatencyClasses = 11;
+
 enum class OpKind : uint8_t { None, Reg, Pred, Imm, Special, Sym, Addr, Vec, Sink, Label };
 enum class AddrBase : uint8_t { None, Reg, Sym };
 
@@ -137,6 +144,9 @@ struct DInstr {
   uint8_t sub2 = 0;          // a second one (setp's boolean combine ...)
   Round round = Round::None;
   uint8_t nops = 0;
+  uint8_t ndst = 0;          // ops[0 .. ndst) are written (the scoreboard's destinations), the rest read
+  Latency latency = Latency::None;
+  bool boundary = false;     // ends a scheduling block: control flow or a synchronising op
   uint8_t vec = 1;           // ld/st vector width
   Space space = Space::None; // memory ops: the operand's space (Generic where none is written)
   bool control = false;      // changes the SIMT stack (bra, call, ret, exit)
@@ -259,6 +269,11 @@ class GridState {
   // over its SM sub-partition's share of the SM's shared-memory bandwidth (set_shared_bytes_per_ns).
   double shared_ns_per_byte = 0;
   double clock_ghz = 1.755;
+  // The scoreboard (scoreboard.cpp): each class's result latency, and the SM's global-store path.
+  bool scoreboard = false;
+  std::array<double, kLatencyClasses> latency_ns{};
+  double store_issue_ns = 0, store_sector_ns = 0, store_partial_sector_ns = 0;
+  std::vector<double> store_free_ns;  // per CTA: when its store path takes the next store
   uint32_t sm_count = 132;
   uint32_t nctas = 1, threads = 1;
 
@@ -282,6 +297,8 @@ struct Frame {
   const DFunction* df = nullptr;
   std::vector<uint64_t*> chunks;      // 8 registers x 32 lanes each, allocated on first touch
   std::vector<uint32_t> preds;        // one lane mask per predicate register
+  // Scoreboard: when each value slot's and predicate's latest result can be read (absolute ns).
+  std::vector<double> ready, pred_ready;
   uint32_t stack_base = 0;            // SIMT stack depth below this frame's entries
   uint32_t returned = 0;              // lanes that executed ret (device functions)
   uint32_t call_mask = 0;
@@ -345,6 +362,10 @@ struct Exec {
   uint64_t executed = 0;
   uint64_t since_request = 0;         // instructions since the last request (their cost is owed)
   double owed_ns = 0;                 // shared-memory time beyond those instructions' issue (charge_shared)
+  double stall_ns = 0;                // since the last request: waits for operands and the store path
+  bool end_step = false;              // a global store took the CTA's store path: let the others catch up
+  double block_issue = 0;             // scoreboard: when the current block's instructions have all issued
+  double issue_at = 0;                // scoreboard: when the instruction executing issues
   double now_ns = 0;
   uint64_t step_count = 0;            // instructions executed in the current step() call
   alignas(64) uint64_t scratch[4][32];  // operands materialised per lane (special registers, symbols)
@@ -403,7 +424,10 @@ struct Exec {
     return base + static_cast<uint64_t>(a.imm);
   }
   uint64_t special(uint8_t sreg, uint8_t comp, uint32_t lane) const;
-  double elapsed_now() const { return now_ns + static_cast<double>(step_count) * grid->instruction_ns; }
+  // The warp's clock: when its next instruction issues (step() starts with since_request 0).
+  double elapsed_now() const {
+    return now_ns + static_cast<double>(since_request) * grid->instruction_ns + owed_ns + stall_ns;
+  }
   // A shared-memory access of `bytes` (all lanes): the time it needs beyond its one issue is owed.
   void charge_shared(uint64_t bytes) {
     owed_ns += std::max(0.0, static_cast<double>(bytes) * grid->shared_ns_per_byte - grid->instruction_ns);
@@ -556,6 +580,13 @@ bool decode_sync(DecodeCtx& c, Mods& m, DInstr& d);
 bool decode_tcgen05(DecodeCtx& c, Mods& m, DInstr& d);
 bool decode_clc(DecodeCtx& c, Mods& m, DInstr& d);
 bool decode_control(DecodeCtx& c, Mods& m, DInstr& d);
+
+// scoreboard.cpp: sets DInstr::latency and ndst (once decoded); waits for the instruction's operands
+// and marks when its results are ready (before it runs, `lanes` the lanes it runs on); charges a global
+// store of `bytes` per lane at `addr` to its CTA's store path.
+void classify_latency(DInstr& d);
+void scoreboard_issue(Exec& x, const DInstr& in, uint32_t lanes);
+void charge_global_store(Exec& x, const DOp& addr, uint32_t bytes);
 
 // cfg.cpp: fills DInstr::rpc of every branch of `df` with its immediate post-dominator.
 void compute_reconvergence(DFunction& df);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "model/arch.hpp"
 #include "verify/ptx/machine_impl.hpp"
 
 namespace pipesim::ptx {
@@ -223,6 +224,38 @@ void set_shared_bytes_per_ns(GridState& grid, double bytes_per_ns) {
   grid.shared_ns_per_byte = bytes_per_ns > 0 ? 1.0 / bytes_per_ns : 0;
 }
 void set_clock_ghz(GridState& grid, double ghz) { grid.clock_ghz = ghz; }
+
+InstructionTiming instruction_timing(const model::Timing& t) {
+  const double ns = t.clock_ghz > 0 ? 1.0 / t.clock_ghz : 0;  // per cycle
+  return {.alu_ns = t.ptx_alu_latency_cycles * ns,
+          .convert_ns = t.ptx_convert_latency_cycles * ns,
+          .int_convert_ns = t.ptx_int_convert_latency_cycles * ns,
+          .mufu_ns = t.ptx_mufu_latency_cycles * ns,
+          .mufu_fixup_ns = t.ptx_mufu_fixup_latency_cycles * ns,
+          .shfl_ns = t.ptx_shfl_latency_cycles * ns,
+          .shared_load_ns = t.ptx_shared_load_latency_cycles * ns,
+          .global_load_ns = t.ptx_global_load_latency_cycles * ns,
+          .store_issue_ns = t.ptx_store_issue_cycles * ns,
+          .store_sector_ns = t.ptx_store_sector_cycles * ns,
+          .store_partial_sector_ns = t.ptx_store_partial_sector_cycles * ns};
+}
+
+void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
+  const auto at = [&](Latency c) -> double& { return grid.latency_ns[static_cast<size_t>(c)]; };
+  at(Latency::Alu) = t.alu_ns;
+  at(Latency::Convert) = t.convert_ns;
+  at(Latency::IntConvert) = t.int_convert_ns;
+  at(Latency::Mufu) = t.mufu_ns;
+  at(Latency::MufuFixup) = t.mufu_fixup_ns;
+  at(Latency::Shfl) = t.shfl_ns;
+  at(Latency::SharedLoad) = t.shared_load_ns;
+  at(Latency::GlobalLoad) = t.global_load_ns;
+  grid.scoreboard = std::any_of(grid.latency_ns.begin(), grid.latency_ns.end(), [](double v) { return v > 0; });
+  grid.store_issue_ns = t.store_issue_ns;
+  grid.store_sector_ns = t.store_sector_ns;
+  grid.store_partial_sector_ns = t.store_partial_sector_ns;
+  grid.store_free_ns.assign(grid.nctas, 0.0);
+}
 void set_sm_count(GridState& grid, uint32_t sms) { grid.sm_count = sms; }
 uint64_t shared_window_base() { return kSharedWindow; }
 uint64_t shared_bytes_per_cta(const GridState& grid) { return grid.smem_bytes; }

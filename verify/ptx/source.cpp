@@ -100,6 +100,7 @@ class PtxRun final : public sim::ExternalRun {
     // Shared memory serves the SM's four sub-partitions: a warp's accesses get a quarter of it.
     set_shared_bytes_per_ns(*grid_, timing.smem_bytes_per_ns / 4);
     set_clock_ghz(*grid_, timing.clock_ghz);
+    set_instruction_timing(*grid_, instruction_timing(timing));
     set_sm_count(*grid_, static_cast<uint32_t>(p.arch->cap.sms));
     if (p.use) *p.use = RunUse{};
   }
@@ -228,7 +229,7 @@ bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
     case SyncKind::Compute:
       op.kind = OpKind::Compute;
       op.a = std::max<int64_t>(1, r.a);
-      op.b = 1;  // executed instructions: they take the warp's sub-partition's issue slot
+      op.b = std::clamp<int64_t>(r.b, 1, op.a);  // of it, the instructions' issue: their sub-partition's slot
       return true;
     case SyncKind::Sleep:
       op.kind = OpKind::Compute;

@@ -138,6 +138,10 @@ void push_frame(Exec& x, const DFunction& df, uint32_t mask, uint64_t local_base
   f.df = &df;
   f.chunks.assign((df.nvals + kRegsPerChunk - 1) / kRegsPerChunk, nullptr);
   f.preds.assign(df.npreds, 0);
+  if (x.grid->scoreboard) {
+    f.ready.assign(df.nvals, 0.0);
+    f.pred_ready.assign(df.npreds, 0.0);
+  }
   f.stack_base = static_cast<uint32_t>(x.stack.size());
   f.call_mask = mask;
   f.local_base = local_base;
@@ -461,10 +465,15 @@ void emit_compute(Exec& x, SyncRequest& req) {
   req.kind = SyncKind::Compute;
   req.function = x.cur_fn;
   req.instr = x.cur_pc;
-  const double ns = static_cast<double>(x.since_request) * x.grid->instruction_ns + x.owed_ns;
-  req.a = std::max<int64_t>(1, std::llround(ns));
+  // a: the warp's time; b: the part of it that takes its sub-partition's issue slot (the rest is
+  // waiting for operands and the store path, while other warps issue).
+  const double issue = static_cast<double>(x.since_request) * x.grid->instruction_ns + x.owed_ns;
+  req.a = std::max<int64_t>(1, std::llround(issue + x.stall_ns));
+  req.b = std::clamp<int64_t>(std::llround(issue), 1, req.a);
   x.since_request = 0;
   x.owed_ns = 0;
+  x.stall_ns = 0;
+  x.end_step = false;
 }
 
 void take_pending(Exec& x, SyncRequest& req) {
@@ -513,6 +522,7 @@ bool Warp::step(SyncRequest& req, double now_ns, uint64_t budget) {
         m &= in.guard_neg ? ~g : g;
       }
       x.mask = m;
+      if (x.grid->scoreboard) scoreboard_issue(x, in, m);
       ++x.executed;
       ++x.since_request;
       ++x.step_count;
@@ -530,7 +540,10 @@ bool Warp::step(SyncRequest& req, double now_ns, uint64_t budget) {
         take_pending(x, req);
         return true;
       }
-      if (x.step_count >= budget) {
+      // The budget is instructions, and as long as they would take at one issue each: a warp that
+      // spins on a global load's latency must not run ahead of the others by thousands of round trips.
+      if (x.step_count >= budget || x.end_step ||
+          x.stall_ns >= static_cast<double>(budget - x.step_count) * x.grid->instruction_ns) {
         emit_compute(x, req);
         return true;
       }

@@ -1,0 +1,147 @@
+// A PTX warp's own time (verify/ptx/scoreboard.cpp): operand latencies, the scheduling of a block,
+// and the SM's path for global stores, on tests/data/ptx/timing.ptx and on small kernels run warp by
+// warp. The expected figures are computed from the H100 timing table's fields, not copied from a run.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "model/arch.hpp"
+#include "tests/test_ptx_machine_harness.hpp"
+#include "verify/check.hpp"
+
+namespace pipesim {
+namespace {
+
+using ptx::SyncKind;
+using ptx::SyncRequest;
+using ptx::Warp;
+using ptx::testing::Harness;
+using ptx::testing::kernel;
+
+const std::string kDir = std::string(PIPESIM_SOURCE_DIR) + "/tests/data/ptx/";
+
+const model::Timing& hopper() { return model::find_arch("sm_90a")->time; }
+
+double body_ns(std::vector<std::string> sets, std::vector<std::pair<model::TimingField, double>> timing = {}) {
+  verify::CheckOptions o;
+  o.launch = kDir + "timing.launch.json";
+  o.launch_sets = std::move(sets);
+  o.run.timing_overrides = std::move(timing);
+  const verify::CheckResult r = verify::check_file(kDir + "timing.ptx", o);
+  EXPECT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
+  return r.result.end_ns;
+}
+
+// timing.ptx: 1024 iterations of 8 dependent fma.rn.f32 and 3 loop instructions per warp.
+constexpr double kLinks = 8192, kIssuesPerWarp = 1024 * 11;
+
+TEST(PtxTiming, ADependentChainTakesItsLatencyPerLinkWhatEverItsIssue) {
+  const double link_ns = hopper().ptx_alu_latency_cycles / hopper().clock_ghz;
+  const double one = body_ns({"block=32"});
+  EXPECT_GT(one, kLinks * link_ns);
+  EXPECT_LT(one, kLinks * link_ns * 1.03);
+  // Two warps per sub-partition still wait on their chains: the slot is free while they do.
+  const double eight = body_ns({"block=256"});
+  EXPECT_LT(eight, one * 1.1);
+  // Without latencies the same warp takes only its issue.
+  const double issue_ns = hopper().ptx_instr_cycles / hopper().clock_ghz;
+  const double free = body_ns({"block=32"}, {{&model::Timing::ptx_alu_latency_cycles, 0.0}});
+  EXPECT_LT(free, one / 2);
+  EXPECT_GT(free, kIssuesPerWarp * issue_ns);
+}
+
+TEST(PtxTiming, ManyWarpsOnOneSubPartitionAreBoundByTheirIssue) {
+  // 32 warps: 8 per sub-partition issue 8 x 11 instructions in the time one chain's 8 links take 4 x 8
+  // cycles, so the slot, not the latency, sets the pace.
+  const double issue_ns = hopper().ptx_instr_cycles / hopper().clock_ghz;
+  const double all = body_ns({"block=1024"});
+  EXPECT_GT(all, 8 * kIssuesPerWarp * issue_ns);
+  EXPECT_LT(all, 8 * kIssuesPerWarp * issue_ns * 1.05);
+}
+
+TEST(PtxTiming, StoresThatWriteSectorsInPartCostTheStorePathMore) {
+  // One warp, four st.global.u16: lanes 2 bytes apart write two whole sectors a store, lanes 64 bytes
+  // apart one sector each, in part (32 a store).
+  const model::Timing& t = hopper();
+  const double whole = (t.ptx_store_issue_cycles + 2 * t.ptx_store_sector_cycles) / t.clock_ghz;
+  const double part = (t.ptx_store_issue_cycles + 32 * t.ptx_store_partial_sector_cycles) / t.clock_ghz;
+  const double dense = body_ns({"block=32", "param.stride=2"});
+  const double sparse = body_ns({"block=32", "param.stride=64"});
+  // The four stores read the same operands: each issues when the path takes it, so the warp's last
+  // instruction waits for three stores' path time (the fourth's finishes after the warp).
+  EXPECT_NEAR(sparse - dense, 3 * (part - whole), 0.05 * 3 * (part - whole));
+  // Free stores (the store path's fields 0) make them the same.
+  const std::vector<std::pair<model::TimingField, double>> no_path = {{&model::Timing::ptx_store_issue_cycles, 0.0},
+                                                                      {&model::Timing::ptx_store_sector_cycles, 0.0},
+                                                                      {&model::Timing::ptx_store_partial_sector_cycles, 0.0}};
+  EXPECT_NEAR(body_ns({"block=32", "param.stride=64"}, no_path), body_ns({"block=32", "param.stride=2"}, no_path), 1.0);
+}
+
+// Small kernels warp by warp, with the latencies set here.
+struct Timed : Harness {
+  explicit Timed(const std::string& body, double load_ns) : Harness(kernel(body)) {
+    ptx::InstructionTiming t;
+    t.alu_ns = 2;
+    t.global_load_ns = load_ns;
+    ptx::set_instruction_timing(*grid, t);
+  }
+  // The Compute request before the warp's first synchronising op: (its time, its issue part).
+  std::pair<int64_t, int64_t> first_compute() {
+    Warp w(*grid, place(0), 0);
+    SyncRequest r;
+    EXPECT_TRUE(w.step(r, 0.0));
+    EXPECT_EQ(r.kind, SyncKind::Compute);
+    return {r.a, r.b};
+  }
+};
+
+TEST(PtxTiming, ABlockWaitsOnceForLoadsItIssuesTogether) {
+  // Four independent loads, then the four adds that read them, then bar.sync (the block's end): ptxas
+  // issues the loads back to back, so the block waits about one load latency, not four.
+  const std::string body =
+      "  ld.param.u64 %rd1, [aux];\n"
+      "  ld.global.u32 %r1, [%rd1];\n  add.u32 %r5, %r1, 1;\n"
+      "  ld.global.u32 %r2, [%rd1+4];\n  add.u32 %r6, %r2, 1;\n"
+      "  ld.global.u32 %r3, [%rd1+8];\n  add.u32 %r7, %r3, 1;\n"
+      "  ld.global.u32 %r4, [%rd1+12];\n  add.u32 %r8, %r4, 1;\n"
+      "  bar.sync 0;\n";
+  Timed h(body, 100);
+  const auto [a, b] = h.first_compute();
+  EXPECT_GE(a - b, 100 - 10);  // the wait: one latency (and the last add's), less the issue between
+  EXPECT_LE(a - b, 100 + 2 + 2);
+  Timed none(body, 0);
+  const auto [a0, b0] = none.first_compute();
+  EXPECT_LE(a0 - b0, 1);  // nothing to wait for
+}
+
+TEST(PtxTiming, AChainCarriedAcrossBlocksWaitsAtEachBranch) {
+  // A load in each of four blocks, each block's branch waiting on its result: four latencies.
+  std::string body = "  ld.param.u64 %rd1, [aux];\n  mov.u32 %r1, 0;\n";
+  for (int i = 0; i < 4; ++i) {
+    body += "  ld.global.u32 %r2, [%rd1];\n  setp.ne.u32 %p1, %r2, 12345;\n  @%p1 bra B" + std::to_string(i) +
+            ";\nB" + std::to_string(i) + ":\n";
+  }
+  body += "  bar.sync 0;\n";
+  Timed h(body, 100);
+  const auto [a, b] = h.first_compute();
+  EXPECT_GE(a - b, 4 * (100 + 2) - 10);
+  EXPECT_LE(a - b, 4 * (100 + 2) + 2);
+}
+
+TEST(PtxTiming, ASpinOnAGlobalLoadYieldsAfterItsTimeBudget) {
+  // A warp polling a flag that never changes: each step returns after about `budget` instructions'
+  // worth of time, however long its loads take, so the others' time is not left behind.
+  Timed h("SPIN:\n  ld.param.u64 %rd1, [aux];\n  ld.global.u32 %r1, [%rd1];\n  setp.eq.u32 %p1, %r1, 0;\n"
+          "  @%p1 bra SPIN;\n", 100);
+  Warp w(*h.grid, h.place(0), 0);
+  SyncRequest r;
+  ASSERT_TRUE(w.step(r, 0.0, 100));
+  EXPECT_EQ(r.kind, SyncKind::Compute);
+  EXPECT_LE(r.a, 100 * 0.57 + 100 + 2 + 1);  // the budget, plus at most one load's wait
+  EXPECT_GE(r.a, 100 * 0.57);
+  EXPECT_LT(w.instructions(), 100u);
+}
+
+}  // namespace
+}  // namespace pipesim

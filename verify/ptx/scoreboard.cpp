@@ -1,0 +1,141 @@
+// The scoreboard: when a warp's instruction can issue, given when the instructions that produce its
+// operands deliver them, and what an SM's path for global stores takes (docs/calibration.md, "PTX
+// instructions"). The PTX is not the order the SM issues in: ptxas schedules each basic block by its
+// dependences. So inside a block an instruction issues at its place in the block (one per
+// `instruction_ns`) or when its operands are ready, whichever is later, and the branch or synchronising
+// op that ends the block waits for all of them: a block takes the longer of its issue and its critical
+// path, and a chain carried from one block to the next waits at each. The wait is a stall: its warp
+// waits, its sub-partition's issue slot does not. Latencies are per class of PTX instruction, measured
+// on the H100 by kernels/interp/latprobe.cu.
+#include "verify/ptx/machine_impl.hpp"
+
+namespace pipesim::ptx {
+
+Latency latency_class(const DInstr& d) {
+  switch (d.op) {
+    case Op::Nop: case Op::Bra: case Op::Call: case Op::Ret: case Op::Exit: return Latency::None;
+    case Op::Mov: return Latency::Pass;
+    case Op::Cvt: {
+      const bool df = is_float(d.type), sf = is_float(d.type2);
+      if (df && sf) return Latency::Convert;
+      if (df || sf) return Latency::IntConvert;
+      return Latency::Pass;  // between integer widths: a register choice or one ALU op
+    }
+    case Op::Cvtpack: return Latency::Convert;
+    case Op::Rcp: case Op::Sqrt: case Op::Rsqrt: case Op::Ex2: case Op::Lg2: case Op::Sin: case Op::Cos:
+    case Op::Tanh:
+      // Without .ftz the approximations add a fix-up for subnormals (rcp.approx.f32: 41 cycles against
+      // ex2.approx.ftz.f32's 17).
+      return d.flags & F_FTZ ? Latency::Mufu : Latency::MufuFixup;
+    case Op::Div: case Op::Rem: return Latency::MufuFixup;  // emulated sequences (assumed)
+    case Op::Ld: case Op::Atom:
+      switch (d.space) {
+        case Space::Shared: return Latency::SharedLoad;
+        case Space::Param: case Space::Const: return Latency::Const;
+        default: return Latency::GlobalLoad;  // global, local and generic: an L2 hit
+      }
+    case Op::Ldmatrix: return Latency::SharedLoad;
+    case Op::Shfl: return Latency::Shfl;
+    case Op::Vote: case Op::Match: case Op::Redux: case Op::Activemask: case Op::Elect: return Latency::Alu;
+    default: break;
+  }
+  if (d.op < Op::Ld) return Latency::Alu;  // integer, bit, compare, move and floating-point families
+  return Latency::None;  // stores, the warp's barriers and every synchronising op (the engine times them)
+}
+
+void classify_latency(DInstr& d) {
+  d.latency = latency_class(d);
+  d.ndst = d.latency == Latency::None ? 0 : (d.flags & F_TWO_DST) ? 2 : 1;
+  d.boundary = d.control || d.op >= Op::Fence;
+}
+
+namespace {
+
+template <class F>
+void each_operand(const Exec& x, const DOp& o, F&& f) {
+  if (o.kind == OpKind::Vec) {
+    for (uint32_t k = 0; k < o.count; ++k) f(x.fn->pool[o.idx + k]);
+  } else {
+    f(o);
+  }
+}
+
+}  // namespace
+
+void scoreboard_issue(Exec& x, const DInstr& in, uint32_t lanes) {
+  Frame& fr = *x.frame;
+  double src = in.guard >= 0 ? fr.pred_ready[static_cast<uint32_t>(in.guard)] : 0.0;
+  const auto read = [&](const DOp& o) {
+    if (o.kind == OpKind::Reg || (o.kind == OpKind::Addr && o.base == AddrBase::Reg)) src = std::max(src, fr.ready[o.idx]);
+    else if (o.kind == OpKind::Pred) src = std::max(src, fr.pred_ready[o.idx]);
+  };
+  for (uint32_t i = in.ndst; i < kMaxOps; ++i) each_operand(x, in.ops[i], read);  // unused ones are None
+  const double clock = x.elapsed_now();
+  if (in.boundary) {
+    // A branch or synchronising op issues after every instruction of its block (ptxas schedules a
+    // block's instructions before the op that ends it) and once its own operands are ready.
+    const double t = std::max({clock, src, x.block_issue});
+    x.stall_ns += t - clock;
+    x.block_issue = 0;
+    x.issue_at = t;
+    return;
+  }
+  // Inside a block, ptxas orders instructions by their operands: one issues at its place in the
+  // block's order or once its operands are ready, whichever is later, without holding up those after
+  // it that do not need it.
+  const double t = std::max(clock, src);
+  x.issue_at = t;
+  x.block_issue = std::max(x.block_issue, t + x.grid->instruction_ns);
+  if (lanes == 0 || in.ndst == 0) return;  // nothing written
+  const double ready = in.latency == Latency::Pass ? src : t + x.grid->latency_ns[static_cast<size_t>(in.latency)];
+  const auto write = [&](const DOp& o) {
+    if (o.kind == OpKind::Reg) fr.ready[o.idx] = ready;
+    else if (o.kind == OpKind::Pred) fr.pred_ready[o.idx] = ready;
+  };
+  for (uint32_t i = 0; i < in.ndst; ++i) each_operand(x, in.ops[i], write);
+}
+
+void charge_global_store(Exec& x, const DOp& addr, uint32_t bytes) {
+  GridState& g = *x.grid;
+  if (g.store_sector_ns <= 0 && g.store_issue_ns <= 0) return;
+  // The 32-byte sectors the warp's lanes write, and which of their bytes: a sector written whole
+  // costs store_sector_ns, one written in part store_partial_sector_ns (kernels/interp/gstprobe.cu).
+  struct Sector {
+    uint64_t index;
+    uint32_t bytes;
+  };
+  std::array<Sector, 64> sectors;
+  size_t n = 0;
+  bool overflow = false;
+  for_lanes(x.mask, [&](uint32_t l) {
+    const uint64_t a = x.address(addr, l);
+    for (uint64_t s = a / 32; s <= (a + bytes - 1) / 32; ++s) {
+      const uint64_t lo = std::max(a, s * 32) - s * 32, hi = std::min(a + bytes, s * 32 + 32) - s * 32;
+      const uint32_t m = static_cast<uint32_t>(((uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1));
+      size_t k = 0;
+      while (k < n && sectors[k].index != s) ++k;
+      if (k == n) {
+        if (n == sectors.size()) {
+          overflow = true;
+          continue;
+        }
+        sectors[n++] = {s, 0};
+      }
+      sectors[k].bytes |= m;
+    }
+  });
+  double cost = g.store_issue_ns;
+  for (size_t k = 0; k < n; ++k) cost += sectors[k].bytes == ~0u ? g.store_sector_ns : g.store_partial_sector_ns;
+  if (overflow) cost += g.store_partial_sector_ns * 32;  // not reached: 32 lanes x 32 bytes span <= 64 sectors
+  // One path per CTA, first come first served: the store issues once the path takes it (its block
+  // ends no earlier). The step ends here, so that the engine lets the CTA's other warps store in time
+  // order rather than after all of this warp's stores ahead of them.
+  double& free = g.store_free_ns[x.place.cta];
+  const double t = x.grid->scoreboard ? x.issue_at : x.elapsed_now(), begin = std::max(t, free);
+  free = begin + cost;
+  if (x.grid->scoreboard) x.block_issue = std::max(x.block_issue, begin + g.instruction_ns);
+  else x.stall_ns += begin - t;
+  x.end_step = true;
+}
+
+}  // namespace pipesim::ptx
