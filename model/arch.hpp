@@ -105,6 +105,10 @@ struct Timing {
   double ptx_store_issue_cycles = 0;
   double ptx_store_sector_cycles = 0;
   double ptx_store_partial_sector_cycles = 0;
+  // ... and the device's: the 32-byte sectors per ns that all SMs' st.global write together, whole or
+  // in part; a store waits for the work queued before it. 0: no device-wide limit.
+  double ptx_store_device_sectors_per_ns = 0;
+  double ptx_store_device_partial_sectors_per_ns = 0;
 };
 
 // The Timing fields by name ("tma_latency_ns" ...), for what-if runs and calibration experiments

@@ -78,6 +78,25 @@ TEST(PtxTiming, StoresThatWriteSectorsInPartCostTheStorePathMore) {
   EXPECT_NEAR(body_ns({"block=32", "param.stride=64"}, no_path), body_ns({"block=32", "param.stride=2"}, no_path), 1.0);
 }
 
+TEST(PtxTiming, StoresFromEverySmShareTheDevicesPath) {
+  // One warp per CTA, its four stores one sector each in part per lane. 132 CTAs store at the same
+  // moment (their chains are alike): the device's path takes their sectors at its own rate, so the
+  // last CTA ends later than one CTA alone, by about the device's time for all of them.
+  const model::Timing& t = hopper();
+  const double per_store = 32 / t.ptx_store_device_partial_sectors_per_ns;
+  const double alone = body_ns({"block=32", "param.stride=64", "grid=1"});
+  const double all = body_ns({"block=32", "param.stride=64", "grid=132"});
+  // (Stores drain while the later ones queue: more than 0.4 of the device's time for all 528 of them,
+  // less than all of it.)
+  EXPECT_GT(all - alone, 0.4 * 132 * 4 * per_store);
+  EXPECT_LT(all - alone, 132 * 4 * per_store);
+  // Without the device's limit every SM stores on its own path.
+  const std::vector<std::pair<model::TimingField, double>> no_device = {
+      {&model::Timing::ptx_store_device_sectors_per_ns, 0.0}, {&model::Timing::ptx_store_device_partial_sectors_per_ns, 0.0}};
+  EXPECT_NEAR(body_ns({"block=32", "param.stride=64", "grid=132"}, no_device),
+              body_ns({"block=32", "param.stride=64", "grid=1"}, no_device), 1.0);
+}
+
 // Small kernels warp by warp, with the latencies set here.
 struct Timed : Harness {
   explicit Timed(const std::string& body, double load_ns) : Harness(kernel(body)) {

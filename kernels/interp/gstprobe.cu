@@ -13,8 +13,11 @@
 //   u16m, f32m  as u16 and f32 into an M-major (column-major) output, CUTLASS 49's and 48's layout:
 //        a warp's 8 lanes of one column write 8 consecutive elements (16 or 32 B), its 4 columns sit
 //        one pitch apart (the 132 CTAs' tiles side by side: a pitch of 132 × 256 B); 4 sectors per store
-// Row-major forms go round REGIONS tiles of the CTA's own (1: the same tile every pass, so every line
-// stays in the L2; 64: 132 CTAs × 64 tiles exceed it); M-major forms rewrite one tile. Printed per case: the CUDA-event median of 15 launches
+//   u16d, f32d  the same into a 2048 × 2048 M-major D (a pitch of 4 or 8 KiB), each CTA one 128 × 128
+//        tile of it a pass, as CUTLASS 49's and 48's epilogues write (`gstprobe burst` only)
+// A CTA's passes go round REGIONS tiles of its own (1: the same tile every pass, so every line stays in
+// the L2; 64: 132 CTAs × 64 tiles exceed it). By default the row-major forms at 1 and 64 and the
+// M-major ones at 1; `gstprobe major`: the M-major forms at 1, 8 and 64. Printed per case: the CUDA-event median of 15 launches
 // (after 3 warm-up) less an empty launch's, per pass per CTA, per warp store instruction per SM, and
 // the 32-byte sectors those instructions touch per ns per SM (u16/f32: 8 per instruction, u32 8, v4 16).
 #include <cuda_runtime.h>
@@ -31,21 +34,25 @@
 namespace {
 
 constexpr int kCols = 128;                     // the tile's columns (elements)
-enum Form { U16 = 0, F32 = 1, U32 = 2, V4 = 3, U16M = 4, F32M = 5 };
-const char* const kFormName[] = {"u16", "f32", "u32", "v4", "u16m", "f32m"};
+enum Form { U16 = 0, F32 = 1, U32 = 2, V4 = 3, U16M = 4, F32M = 5, U16D = 6, F32D = 7 };
+const char* const kFormName[] = {"u16", "f32", "u32", "v4", "u16m", "f32m", "u16d", "f32d"};
+constexpr int kGemm = 2048;  // u16d / f32d: a 2048 x 2048 M-major D of 16 x 16 tiles, CTA c's pass p tile (c + 132 p) % 256
 constexpr int kMajorPitchTiles = 132;  // M-major: the tiles side by side along M
-int elem_bytes(int form) { return form == F32 || form == F32M ? 4 : 2; }
+int elem_bytes(int form) { return form == F32 || form == F32M || form == F32D ? 4 : 2; }
 int stores_per_thread(int form) { return form == U32 ? 32 : form == V4 ? 8 : 64; }
 int sectors_per_store(int form) { return form == V4 ? 16 : form >= U16M ? 4 : 8; }
 
-__global__ void store_tiles(uint8_t* out, int form, int passes, int regions, int rows) {
+__device__ __forceinline__ void store_body(uint8_t* out, int form, int passes, int regions, int rows) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int eb = form == F32 || form == F32M ? 4 : 2;
+  const int eb = form == F32 || form == F32M || form == F32D ? 4 : 2;
   const int warp_m = (warp / 4) * 64 + (warp % 4) * 16 + lane / 4;  // M-major: this lane's first m
   if (form >= U16M) {
-    const size_t pitch = size_t(kMajorPitchTiles) * 128 * eb;  // bytes per column (n)
-    uint8_t* t = out + size_t(blockIdx.x) * 128 * eb;
+    const bool gemm = form >= U16D;
+    const size_t pitch = size_t(gemm ? kGemm : kMajorPitchTiles * 128) * eb;  // bytes per column (n)
     for (int p = 0; p < passes; ++p) {
+      const int tile = (blockIdx.x + 132 * p) % ((kGemm / 128) * (kGemm / 128));
+      uint8_t* t = gemm ? out + size_t(tile % (kGemm / 128)) * 128 * eb + size_t(tile / (kGemm / 128)) * 128 * pitch
+                        : out + size_t(blockIdx.x) * 128 * eb + size_t(p % regions) * kCols * pitch;
 #pragma unroll
       for (int j = 0; j < kCols / 8; ++j)
 #pragma unroll
@@ -53,7 +60,7 @@ __global__ void store_tiles(uint8_t* out, int form, int passes, int regions, int
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             uint8_t* a = t + size_t(2 * (lane % 4) + e + 8 * j) * pitch + size_t(warp_m + 8 * h) * eb;
-            if (form == U16M)
+            if (form == U16M || form == U16D)
               asm volatile("st.global.u16 [%0], %1;" ::"l"(a), "h"((unsigned short)p) : "memory");
             else
               asm volatile("st.global.f32 [%0], %1;" ::"l"(a), "f"(float(p)) : "memory");
@@ -100,6 +107,40 @@ __global__ void store_tiles(uint8_t* out, int form, int passes, int regions, int
   }
 }
 
+__global__ void store_tiles(uint8_t* out, int form, int passes, int regions, int rows) {
+  store_body(out, form, passes, regions, rows);
+}
+
+// Per CTA, %globaltimer before its first store and after its warps' last one (the stores may still be
+// draining then): `gstprobe burst`.
+__global__ void stamped_store_tiles(uint8_t* out, int form, int passes, int regions, int rows, uint64_t* stamps) {
+  __syncthreads();
+  if (threadIdx.x == 0) stamps[2 * blockIdx.x] = gt();
+  store_body(out, form, passes, regions, rows);
+  __syncthreads();
+  if (threadIdx.x == 0) stamps[2 * blockIdx.x + 1] = gt();
+}
+
+// The median over 15 launches (after 3) of the span from the first CTA's first store to the last CTA's
+// last, in ns.
+double median_span_ns(int ctas, int warps, int form, int passes, int regions, uint8_t* buf, uint64_t* stamps) {
+  std::vector<double> t;
+  std::vector<uint64_t> h(2 * size_t(ctas));
+  for (int i = 0; i < 18; ++i) {
+    stamped_store_tiles<<<ctas, warps * 32>>>(buf, form, passes, regions, 16 * warps, stamps);
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(h.data(), stamps, h.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    uint64_t lo = ~uint64_t{0}, hi = 0;
+    for (int c = 0; c < ctas; ++c) {
+      lo = std::min(lo, h[2 * c]);
+      hi = std::max(hi, h[2 * c + 1]);
+    }
+    if (i >= 3) t.push_back(double(hi - lo));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 float median_ms(int ctas, int warps, int form, int passes, int regions, uint8_t* buf) {
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a));
@@ -123,7 +164,30 @@ float median_ms(int ctas, int warps, int form, int passes, int regions, uint8_t*
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // `gstprobe major`: the M-major forms only, each pass into a new tile of REGIONS (1, 8, 64).
+  const bool major_only = argc > 1 && std::strcmp(argv[1], "major") == 0;
+  // `gstprobe burst`: how a short burst of stores fares against a long one: the M-major forms into
+  // new lines (64 regions), 1 to 64 passes, timed inside the kernel (%globaltimer spans).
+  if (argc > 1 && std::strcmp(argv[1], "burst") == 0) {
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const size_t bytes = size_t(kMajorPitchTiles) * 128 * 4 * kCols * 64;
+    uint8_t* buf = nullptr;
+    uint64_t* stamps = nullptr;
+    CK(cudaMalloc(&buf, bytes));
+    CK(cudaMalloc(&stamps, 2 * sizeof(uint64_t) * size_t(sms)));
+    std::printf("# gstprobe burst: %d SMs, 8 warps a CTA, medians of 15 in-kernel spans (first store to last CTA's last)\n", sms);
+    for (int ctas : {1, sms})
+      for (int form : {U16M, F32M, U16D, F32D})
+        for (int passes : {1, 2, 4, 8, 16, 32, 64}) {
+          const double ns = median_span_ns(ctas, 8, form, passes, 64, buf, stamps);
+          const double instrs = 8.0 * stores_per_thread(form) * passes;
+          std::printf("RESULT burst form=%s ctas=%d warps=8 passes=%d span_ns=%.0f ns_per_warp_store=%.3f\n",
+                      kFormName[form], ctas, passes, ns, ns / instrs);
+        }
+    return 0;
+  }
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int max_regions = 64, max_warps = 8;
@@ -135,9 +199,10 @@ int main() {
   const int passes = 64;
   for (int ctas : {1, sms})
     for (int warps : {4, 8})
-      for (int regions : {1, 64})
+      for (int regions : {1, 8, 64})
         for (int form : {U16, F32, U32, V4, U16M, F32M}) {
-          if (form >= U16M && regions > 1) continue;
+          if (major_only != (form >= U16M) || (!major_only && regions == 8)) continue;
+          if (!major_only && form >= U16M && regions > 1) continue;
           const float empty = median_ms(ctas, warps, form, 0, regions, buf);
           const float full = median_ms(ctas, warps, form, passes, regions, buf);
           const double ns = (full - empty) * 1e6;

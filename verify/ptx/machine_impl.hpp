@@ -274,6 +274,11 @@ class GridState {
   std::array<double, kLatencyClasses> latency_ns{};
   double store_issue_ns = 0, store_sector_ns = 0, store_partial_sector_ns = 0;
   std::vector<double> store_free_ns;  // per CTA: when its store path takes the next store
+  // The device's store path, as a backlog of work (ns) as of `device_store_at`: warps step out of
+  // time order by up to a step, so a store that comes "earlier" waits for the work queued, not until
+  // the time a later one was taken.
+  double device_sector_ns = 0, device_partial_sector_ns = 0;
+  double device_store_backlog_ns = 0, device_store_at = 0;
   uint32_t sm_count = 132;
   uint32_t nctas = 1, threads = 1;
 

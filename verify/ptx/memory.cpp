@@ -237,7 +237,10 @@ InstructionTiming instruction_timing(const model::Timing& t) {
           .global_load_ns = t.ptx_global_load_latency_cycles * ns,
           .store_issue_ns = t.ptx_store_issue_cycles * ns,
           .store_sector_ns = t.ptx_store_sector_cycles * ns,
-          .store_partial_sector_ns = t.ptx_store_partial_sector_cycles * ns};
+          .store_partial_sector_ns = t.ptx_store_partial_sector_cycles * ns,
+          .device_sector_ns = t.ptx_store_device_sectors_per_ns > 0 ? 1.0 / t.ptx_store_device_sectors_per_ns : 0,
+          .device_partial_sector_ns =
+              t.ptx_store_device_partial_sectors_per_ns > 0 ? 1.0 / t.ptx_store_device_partial_sectors_per_ns : 0};
 }
 
 void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
@@ -254,6 +257,8 @@ void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
   grid.store_issue_ns = t.store_issue_ns;
   grid.store_sector_ns = t.store_sector_ns;
   grid.store_partial_sector_ns = t.store_partial_sector_ns;
+  grid.device_sector_ns = t.device_sector_ns;
+  grid.device_partial_sector_ns = t.device_partial_sector_ns;
   grid.store_free_ns.assign(grid.nctas, 0.0);
 }
 void set_sm_count(GridState& grid, uint32_t sms) { grid.sm_count = sms; }
