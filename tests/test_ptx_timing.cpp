@@ -148,6 +148,21 @@ TEST(PtxTiming, AChainCarriedAcrossBlocksWaitsAtEachBranch) {
   EXPECT_LE(a - b, 4 * (100 + 2) + 2);
 }
 
+TEST(PtxTiming, AWarpMadeBeforeTheLatenciesWereSetWaitsForItsOperands) {
+  // The latencies given to a grid whose warps already exist still apply (the frames size their
+  // ready times on first use).
+  Harness h(kernel("  ld.param.u64 %rd1, [aux];\n  ld.global.u32 %r1, [%rd1];\n  add.u32 %r2, %r1, 1;\n"
+                   "  bar.sync 0;\n"));
+  Warp w(*h.grid, h.place(0), 0);
+  ptx::InstructionTiming t;
+  t.global_load_ns = 100;
+  ptx::set_instruction_timing(*h.grid, t);
+  SyncRequest r;
+  ASSERT_TRUE(w.step(r, 0.0));
+  EXPECT_EQ(r.kind, SyncKind::Compute);
+  EXPECT_GE(r.a - r.b, 100 - 5);
+}
+
 TEST(PtxTiming, ASpinOnAGlobalLoadYieldsAfterItsTimeBudget) {
   // A warp polling a flag that never changes: each step returns after about `budget` instructions'
   // worth of time, however long its loads take, so the others' time is not left behind.

@@ -64,6 +64,10 @@ void each_operand(const Exec& x, const DOp& o, F&& f) {
 
 void scoreboard_issue(Exec& x, const DInstr& in, uint32_t lanes) {
   Frame& fr = *x.frame;
+  if (fr.ready.size() != x.fn->nvals) {  // the grid was given latencies after this frame was pushed
+    fr.ready.resize(x.fn->nvals, 0.0);
+    fr.pred_ready.resize(x.fn->npreds, 0.0);
+  }
   double src = in.guard >= 0 ? fr.pred_ready[static_cast<uint32_t>(in.guard)] : 0.0;
   const auto read = [&](const DOp& o) {
     if (o.kind == OpKind::Reg || (o.kind == OpKind::Addr && o.base == AddrBase::Reg)) src = std::max(src, fr.ready[o.idx]);
