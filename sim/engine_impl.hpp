@@ -51,7 +51,6 @@ inline bool synchronises(OpKind k) {
   }
 }
 
-
 enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, AsyncArrive, DramDone };
 
 struct Event {

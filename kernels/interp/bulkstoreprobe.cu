@@ -59,7 +59,6 @@ int main() {
   CK(cudaMalloc(&stamps, 2 * sizeof(uint64_t) * sms));
   CK(cudaFuncSetAttribute(bulk_stores, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 << 10));
   std::printf("# bulkstoreprobe: %d SMs, one warp a CTA, medians of 15 in-kernel spans\n", sms);
-  std::vector<uint64_t> h(2 * size_t(sms));
   for (uint64_t region : {uint64_t(256) << 10, max_region})
     for (int ctas : {1, sms})
       for (uint32_t copy : {4096u, 16384u, 32768u})
@@ -69,13 +68,8 @@ int main() {
           for (int i = 0; i < 18; ++i) {
             bulk_stores<<<ctas, 32, copy>>>(out, copy, n, depth, region, stamps);
             CK(cudaGetLastError());
-            CK(cudaMemcpy(h.data(), stamps, 2 * sizeof(uint64_t) * ctas, cudaMemcpyDeviceToHost));
-            uint64_t lo = ~uint64_t{0}, hi = 0;
-            for (int c = 0; c < ctas; ++c) {
-              lo = std::min(lo, h[2 * c]);
-              hi = std::max(hi, h[2 * c + 1]);
-            }
-            if (i >= 3) spans.push_back(double(hi - lo));
+            const double span = launch_span_ns(stamps, ctas);
+            if (i >= 3) spans.push_back(span);
           }
           std::sort(spans.begin(), spans.end());
           const double ns = spans[spans.size() / 2];

@@ -125,17 +125,11 @@ __global__ void stamped_store_tiles(uint8_t* out, int form, int passes, int regi
 // last, in ns.
 double median_span_ns(int ctas, int warps, int form, int passes, int regions, uint8_t* buf, uint64_t* stamps) {
   std::vector<double> t;
-  std::vector<uint64_t> h(2 * size_t(ctas));
   for (int i = 0; i < 18; ++i) {
     stamped_store_tiles<<<ctas, warps * 32>>>(buf, form, passes, regions, 16 * warps, stamps);
     CK(cudaGetLastError());
-    CK(cudaMemcpy(h.data(), stamps, h.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
-    uint64_t lo = ~uint64_t{0}, hi = 0;
-    for (int c = 0; c < ctas; ++c) {
-      lo = std::min(lo, h[2 * c]);
-      hi = std::max(hi, h[2 * c + 1]);
-    }
-    if (i >= 3) t.push_back(double(hi - lo));
+    const double span = launch_span_ns(stamps, ctas);
+    if (i >= 3) t.push_back(span);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];

@@ -1,12 +1,15 @@
 // What the native probes share (kernels/interp/*probe.cu): a check of every CUDA call that ends the
-// program with the file, line and error, and the two clocks a probe reads.
+// program with the file, line and error, the two clocks a probe reads, and a launch's span from its
+// CTAs' stamps.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -27,4 +30,17 @@ __device__ __forceinline__ uint64_t gt() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+
+// A launch's span from the %globaltimer stamps its CTAs wrote (per CTA: start, end, in device memory):
+// the last end less the first start, in ns.
+inline double launch_span_ns(const uint64_t* device_stamps, int ctas) {
+  std::vector<uint64_t> h(2 * size_t(ctas));
+  CK(cudaMemcpy(h.data(), device_stamps, h.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+  uint64_t lo = ~uint64_t{0}, hi = 0;
+  for (int c = 0; c < ctas; ++c) {
+    lo = std::min(lo, h[2 * size_t(c)]);
+    hi = std::max(hi, h[2 * size_t(c) + 1]);
+  }
+  return double(hi - lo);
 }

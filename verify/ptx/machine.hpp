@@ -64,8 +64,9 @@ class Warp {
   Warp& operator=(Warp&&) noexcept;
 
   // Executes until the warp needs the engine (returns true, `req` filled) or exits (false). At most
-  // `budget` instructions run (or as long as they would take at one issue each) before it returns a
-  // Compute request of their cost anyway (a spinning warp must let simulated time advance). `now_ns` feeds %clock, %clock64 and %globaltimer.
+  // `budget` instructions run, and no longer than they would take at one issue each counting the
+  // warp's waits on operands, before it returns a Compute request of their cost anyway (a spinning
+  // warp must let simulated time advance). `now_ns` feeds %clock, %clock64 and %globaltimer.
   // Throws PtxError on bad input met at run time; a kernel fault returns a Trap request whose
   // details fault() gives.
   bool step(SyncRequest& req, double now_ns, uint64_t budget = 4096);

@@ -269,15 +269,15 @@ class GridState {
   // over its SM sub-partition's share of the SM's shared-memory bandwidth (set_shared_bytes_per_ns).
   double shared_ns_per_byte = 0;
   double clock_ghz = 1.755;
-  // The scoreboard (scoreboard.cpp): each class's result latency, and the SM's global-store path.
-  bool scoreboard = false;
+  // The scoreboard (scoreboard.cpp): what instructions cost (set_instruction_timing), its latencies
+  // again by class for the per-instruction lookup, and whether any is set.
+  InstructionTiming costs;
   std::array<double, kLatencyClasses> latency_ns{};
-  double store_issue_ns = 0, store_sector_ns = 0, store_partial_sector_ns = 0;
+  bool scoreboard = false;
   std::vector<double> store_free_ns;  // per CTA: when its store path takes the next store
   // The device's store path, as a backlog of work (ns) as of `device_store_at`: warps step out of
   // time order by up to a step, so a store that comes "earlier" waits for the work queued, not until
   // the time a later one was taken.
-  double device_sector_ns = 0, device_partial_sector_ns = 0;
   double device_store_backlog_ns = 0, device_store_at = 0;
   uint32_t sm_count = 132;
   uint32_t nctas = 1, threads = 1;

@@ -254,11 +254,7 @@ void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
   at(Latency::SharedLoad) = t.shared_load_ns;
   at(Latency::GlobalLoad) = t.global_load_ns;
   grid.scoreboard = std::any_of(grid.latency_ns.begin(), grid.latency_ns.end(), [](double v) { return v > 0; });
-  grid.store_issue_ns = t.store_issue_ns;
-  grid.store_sector_ns = t.store_sector_ns;
-  grid.store_partial_sector_ns = t.store_partial_sector_ns;
-  grid.device_sector_ns = t.device_sector_ns;
-  grid.device_partial_sector_ns = t.device_partial_sector_ns;
+  grid.costs = t;
   grid.store_free_ns.assign(grid.nctas, 0.0);
 }
 void set_sm_count(GridState& grid, uint32_t sms) { grid.sm_count = sms; }

@@ -101,7 +101,8 @@ void scoreboard_issue(Exec& x, const DInstr& in, uint32_t lanes) {
 
 void charge_global_store(Exec& x, const DOp& addr, uint32_t bytes) {
   GridState& g = *x.grid;
-  if (g.store_sector_ns <= 0 && g.store_issue_ns <= 0 && g.device_sector_ns <= 0 && g.device_partial_sector_ns <= 0) return;
+  const InstructionTiming& c = g.costs;
+  if (c.store_sector_ns <= 0 && c.store_issue_ns <= 0 && c.device_sector_ns <= 0 && c.device_partial_sector_ns <= 0) return;
   // The 32-byte sectors the warp's lanes write, and which of their bytes: a sector written whole
   // costs store_sector_ns, one written in part store_partial_sector_ns (kernels/interp/gstprobe.cu),
   // on the SM's path and likewise on the device's.
@@ -132,17 +133,17 @@ void charge_global_store(Exec& x, const DOp& addr, uint32_t bytes) {
   size_t whole = 0;
   for (size_t k = 0; k < n; ++k) whole += sectors[k].bytes == ~0u;
   const double in_part = static_cast<double>(n - whole) + (overflow ? 32.0 : 0.0);  // overflow: not reached
-  const double cost = g.store_issue_ns + static_cast<double>(whole) * g.store_sector_ns + in_part * g.store_partial_sector_ns;
+  const double cost = c.store_issue_ns + static_cast<double>(whole) * c.store_sector_ns + in_part * c.store_partial_sector_ns;
   const double t = x.grid->scoreboard ? x.issue_at : x.elapsed_now();
   // The device's path: the store waits for the work queued before it (a backlog that drains with time).
   double begin = t;
-  if (g.device_sector_ns > 0 || g.device_partial_sector_ns > 0) {
+  if (c.device_sector_ns > 0 || c.device_partial_sector_ns > 0) {
     if (t > g.device_store_at) {
       g.device_store_backlog_ns = std::max(0.0, g.device_store_backlog_ns - (t - g.device_store_at));
       g.device_store_at = t;
     }
     begin += g.device_store_backlog_ns;
-    g.device_store_backlog_ns += static_cast<double>(whole) * g.device_sector_ns + in_part * g.device_partial_sector_ns;
+    g.device_store_backlog_ns += static_cast<double>(whole) * c.device_sector_ns + in_part * c.device_partial_sector_ns;
   }
   // One path per CTA, first come first served: the store issues once both paths take it (its block
   // ends no earlier). The step ends here, so that the engine lets the CTA's other warps store in time
@@ -150,7 +151,7 @@ void charge_global_store(Exec& x, const DOp& addr, uint32_t bytes) {
   double& free = g.store_free_ns[x.place.cta];
   begin = std::max(begin, free);
   free = begin + cost;
-  if (x.grid->scoreboard) x.block_issue = std::max(x.block_issue, begin + g.instruction_ns);
+  if (g.scoreboard) x.block_issue = std::max(x.block_issue, begin + g.instruction_ns);
   else x.stall_ns += begin - t;
   x.end_step = true;
 }
