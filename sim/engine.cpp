@@ -57,7 +57,10 @@ Engine::Engine(const Kernel& k, const RunOptions& o)
   tm_.mma_issue_ns *= o.issue_scale;
   if (o.interp) tm_.mbarrier_wake_ns += o.interp->wake_ns;
   for (const BarrierArray& a : k.barriers) slots_ += a.size;
-  if (k.external) run_ = k.external->start_run(tm_);
+  if (k.external) {
+    run_ = k.external->start_run(tm_);
+    if (o.untimed) run_->set_untimed();
+  }
   array_of_slot_.reserve(slots_);
   for (uint32_t a = 0; a < k.barriers.size(); ++a)
     for (uint32_t i = 0; i < k.barriers[a].size; ++i) array_of_slot_.push_back(a);
@@ -105,7 +108,7 @@ bool Engine::budget_spent(std::chrono::steady_clock::time_point t0) {
     // (a cold cache line each, 1344 warps for a persistent GEMM) was ~4 % of a PTX run.
     for (uint32_t id : ext_stepped_) {
       WarpRt& w = warps_[id];
-      const uint64_t n = w.ext->instructions();
+      const uint64_t n = ext(w)->instructions();
       ext_executed_ += n - w.instructions_seen;
       w.instructions_seen = n;
     }
@@ -211,7 +214,10 @@ void Engine::launch_cluster(int cl, double t, const std::vector<int>& on_sms) {
     c.live += wpc_;
     for (int w = 0; w < wpc_; ++w) {
       warps_.emplace_back(WarpProgram(k_, id, w), id, w, role_of_warp(k_, w));
-      if (run_) warps_.back().ext = run_->start_warp(id, w, ct.sm);
+      if (run_) {
+        run_->start_warp(static_cast<uint32_t>(warps_.size() - 1), id, w, ct.sm);
+        warps_.back().external = true;
+      }
       warps_.back().status = WarpStatus::Blocked;
       push(t + (o_.interp ? o_.interp->start_ns : 0.0) + start_skew(), EventKind::WarpStep,
            static_cast<uint32_t>(warps_.size() - 1));
@@ -303,8 +309,8 @@ void Engine::step(uint32_t id) {
     exec(w, id);
     return;
   }
-  if (w.ext && o_.max_instructions > 0) ext_stepped_.push_back(id);  // the budget's poll reads its count
-  if (!(w.ext ? w.ext->next(w.cur, now_) : w.prog.next(w.cur))) {
+  if (w.external && o_.max_instructions > 0) ext_stepped_.push_back(id);  // the budget's poll reads its count
+  if (!(w.external ? ext(w)->next(w.cur, now_) : w.prog.next(w.cur))) {
     exit_warp(id);
     return;
   }
@@ -313,7 +319,9 @@ void Engine::step(uint32_t id) {
   ++w.ops;
   if (releases_mbarrier(w.cur.kind) && w.last_pass_slot >= 0)
     consumed_at(w, static_cast<uint32_t>(w.last_pass_slot)).released = true;
-  if (o_.untimed && synchronises(w.cur.kind)) {  // poised: the explorer decides when it happens
+  // Poised: the explorer decides when it happens. So is an external warp's step that ran out of
+  // budget without synchronising: a warp spinning on memory must let the others go on.
+  if (o_.untimed && (synchronises(w.cur.kind) || (w.external && w.cur.kind == OpKind::Compute && ext(w)->yielded()))) {
     w.retry = true;
     push(now_, EventKind::WarpStep, id);
     return;
@@ -433,7 +441,7 @@ void Engine::finish() {
   res_.cta_group = observed_cta_group_;
   if (run_) {
     for (uint32_t s = 0; s < slots_; ++s) res_.barrier_names.push_back(run_->barrier_name(s));
-    for (const WarpRt& w : warps_) res_.instructions += w.ext->instructions();
+    for (const WarpRt& w : warps_) res_.instructions += ext(w)->instructions();
   }
   bool waiting = false;
   for (WarpRt& w : warps_)

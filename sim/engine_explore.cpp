@@ -140,6 +140,7 @@ uint64_t Engine::state_hash() const {
   for (const Event& e : pending_)
     events += StateHash().add(e.kind).add(e.target).add(e.slot).add(e.site).add(e.from_warp).add(e.op).add(e.value).add(e.phase).value();
   h.add(pending_.size()).add(events);
+  if (run_) run_->hash_into(h);  // a PTX kernel's memory and its warps' registers
   return h.value();
 }
 
@@ -151,7 +152,6 @@ RunResult Engine::end_untimed() {
 }  // namespace detail
 
 UntimedRun::UntimedRun(const Kernel& kernel, RunOptions options) {
-  if (kernel.external) throw std::invalid_argument("the exhaustive search runs scenario kernels; a PTX kernel's warps carry register state it does not hash yet");
   options.untimed = true;
   options.jitter = 0;
   options.delays.clear();

@@ -216,7 +216,7 @@ void Engine::continuation(uint32_t id, Footprint& f, std::vector<uint32_t>& seen
   if (std::find(seen.begin(), seen.end(), id) != seen.end()) return;
   seen.push_back(id);
   const WarpRt& w = warps_[id];
-  if (w.ext) {
+  if (w.external) {
     f.everything = true;
     return;
   }
@@ -354,7 +354,7 @@ uint64_t Engine::future_key(uint32_t id, const Op& o, const WarpProgram& rest, u
 
 void Engine::futures(uint32_t id, const std::function<void(uint64_t, const Footprint&)>& store) const {
   const WarpRt& w = warps_[id];
-  if (w.ext || !k_.smem.empty()) {  // branches on values this search does not follow
+  if (w.external || !k_.smem.empty()) {  // branches on values this search does not follow
     Footprint f;
     f.everything = true;
     return store(future_key(id), f);

@@ -69,23 +69,18 @@ struct Event {
 };
 using EventQueue = sim::EventQueue<Event>;
 
-// The owner of an external program's state (a PTX warp, a PTX run). Engines are copied only by the
-// exhaustive search (sim/explore.hpp), which runs scenario kernels: copying one that owns something
-// is a logic error, never a silent share.
-template <class T>
-struct SoleOwner : std::unique_ptr<T> {
-  using std::unique_ptr<T>::unique_ptr;
-  using std::unique_ptr<T>::operator=;
-  SoleOwner() = default;
-  SoleOwner(std::unique_ptr<T> p) : std::unique_ptr<T>(std::move(p)) {}
-  SoleOwner(SoleOwner&&) noexcept = default;
-  SoleOwner& operator=(SoleOwner&&) noexcept = default;
-  SoleOwner(const SoleOwner& o) : std::unique_ptr<T>() {
-    if (o) throw std::logic_error("an engine running external (PTX) warps cannot be copied");
-  }
-  SoleOwner& operator=(const SoleOwner& o) {
-    if (o) throw std::logic_error("an engine running external (PTX) warps cannot be copied");
-    this->reset();
+// The owner of an external program's run (a PTX run with its warps and memory). Engines are copied
+// only by the exhaustive search (sim/explore.hpp), which copies the run with them (ExternalRun::clone).
+struct ClonedRun : std::unique_ptr<ExternalRun> {
+  using std::unique_ptr<ExternalRun>::unique_ptr;
+  using std::unique_ptr<ExternalRun>::operator=;
+  ClonedRun() = default;
+  ClonedRun(std::unique_ptr<ExternalRun> p) : std::unique_ptr<ExternalRun>(std::move(p)) {}
+  ClonedRun(ClonedRun&&) noexcept = default;
+  ClonedRun& operator=(ClonedRun&&) noexcept = default;
+  ClonedRun(const ClonedRun& o) : std::unique_ptr<ExternalRun>(o ? o->clone() : nullptr) {}
+  ClonedRun& operator=(const ClonedRun& o) {
+    if (this != &o) this->reset(o ? o->clone().release() : nullptr);
     return *this;
   }
 };
@@ -145,7 +140,7 @@ struct WarpRt {
   // wgmma groups: when each committed group's MMAs are done, oldest first (MmaWaitGroup pops them).
   std::vector<double> mma_groups;
   double mma_open_done = 0;      // the open group's MMAs end by then
-  SoleOwner<ExternalWarp> ext;  // the warp's own code (Kernel::external); else `prog` runs
+  bool external = false;  // the warp runs its own code (Kernel::external, Engine::ext); else `prog` runs
   // Values through shared memory (only when the kernel declares `smem`): the releases this warp made,
   // in order: an arrival on barrier `slot` of CTA `cta` that counts toward its completion
   // #`completion` (sim/engine_values.cpp, read_without_wait).
@@ -385,6 +380,10 @@ class Engine {
   // pass, tells RunOptions::on_sync, and returns how long RunOptions::delays hold the warp there
   // (setting landing_delay for a late copy or commit).
   double schedule_hook(WarpRt& w);
+  // The op source of an external warp (the run owns it); null for a scenario warp.
+  ExternalWarp* ext(const WarpRt& w) const {
+    return w.external ? &run_->warp(static_cast<uint32_t>(&w - warps_.data())) : nullptr;
+  }
   WarpRt::ConsumedPhase& consumed_at(WarpRt& w, uint32_t s) {
     if (w.consumed.size() <= s) w.consumed.resize(std::max<size_t>(slots_, s + 1));
     return w.consumed[s];
@@ -594,7 +593,7 @@ class Engine {
   double dram_inflight_bytes_ = 0;
   std::vector<DramCopy> copies_;  // indexed by DRAM token
   std::vector<uint32_t> free_copies_, done_tokens_;
-  SoleOwner<ExternalRun> run_;  // Kernel::external's state for this run
+  ClonedRun run_;  // Kernel::external's state for this run, its warps included
   bool fatal_ = false;
   bool stopped_ = false;  // the budget ran out (Verdict::Stopped)
   bool overshoot_warned_ = false;

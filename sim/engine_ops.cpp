@@ -71,7 +71,7 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       // phase, so it is no pass for phase_reused to judge.
       if (got && (op.flags & kFlagAnswer) && !wait_passed(w, s, b)) return;
       if (op.flags & kFlagAnswer) {
-        w.ext->answer(got);
+        ext(w)->answer(got);
       } else if (got != (op.b != 0))
         return fault("assertion", &w, op.site,
                      "test_wait " + bar_name(s) + " parity " + std::to_string(op.a) + " returned " +
@@ -85,7 +85,7 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       const int target = cta_of_rank(w.cta, op.bar.rank);
       const uint32_t s = slot(op.bar);
       if (target == w.cta) {
-        if (op.flags & kFlagAnswer) w.ext->answer(cta(target).bars[s].completed & 1);  // the token: the phase it arrived in
+        if (op.flags & kFlagAnswer) ext(w)->answer(cta(target).bars[s].completed & 1);  // the token: the phase it arrived in
         apply(target, s, op.kind, op.a, op.site, &w, threads_of(op));
       } else {
         CtaRt& tc = cta(target);
@@ -227,7 +227,7 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       return;
     }
     case OpKind::Fault: {  // the warp's own code faulted, or the lowering refused a computed operand
-      auto [kind, message] = w.ext ? w.ext->fault() : w.prog.fault();
+      auto [kind, message] = w.external ? ext(w)->fault() : w.prog.fault();
       return fault(kind, &w, op.site, std::move(message));
     }
     case OpKind::ClcTryCancel: return do_try_cancel(w, id);

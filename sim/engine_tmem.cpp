@@ -56,7 +56,7 @@ void Engine::grant_alloc(WarpRt& w, int64_t cols) {
   SmRt& sm = sms_[static_cast<size_t>(c.sm)];
   // The first column: the SM's columns are modelled as a count, so the address is where a
   // first-fit allocator would put it with no holes (a kernel's verdict never depends on it).
-  if ((w.cur.flags & kFlagAnswer) && w.ext) w.ext->answer(k_.arch->cap.tmem_columns - sm.tmem_free);
+  if ((w.cur.flags & kFlagAnswer) && w.external) ext(w)->answer(k_.arch->cap.tmem_columns - sm.tmem_free);
   sm.tmem_free -= cols;
   if (c.tmem_held == 0) c.tmem_since = now_;
   c.tmem_held += cols;

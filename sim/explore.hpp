@@ -1,10 +1,12 @@
-// One run of a scenario kernel with no clock: the exhaustive search (verify/search.hpp) steps it
-// choice by choice and copies it to try each alternative. Same engine, same rules (sim/engine*.cpp);
-// only the order of synchronising actions is left open. Times still advance as the engine computes
-// them, but nothing is decided by them: any poised warp may act next and any copy, remote arrival or
+// One run of a kernel with no clock: the exhaustive search (verify/search.hpp) steps it choice by
+// choice and copies it to try each alternative. Same engine, same rules (sim/engine*.cpp); only the
+// order of synchronising actions is left open. Times still advance as the engine computes them, but
+// nothing is decided by them: any poised warp may act next and any copy, remote arrival or
 // tcgen05.commit may land next. Assumption (docs/semantics.md "Exhaustive search"): a warp's steps
 // between two synchronising ops are invisible to other warps, so they run at once and are never
-// interleaved (the search's partial-order reduction).
+// interleaved (the search's partial-order reduction). A PTX kernel's warps run their own code
+// (sim/external.hpp): the run, its memory and registers are copied and hashed with the engine, and a
+// warp that runs long without synchronising yields to the explorer.
 #pragma once
 
 #include <cstddef>
@@ -87,7 +89,6 @@ class UntimedRun {
     int from_cta = -1, from_warp = -1;
   };
 
-  // Throws std::invalid_argument for a kernel with external (PTX) warps.
   UntimedRun(const Kernel& kernel, RunOptions options);
   UntimedRun(const UntimedRun& other);
   UntimedRun& operator=(const UntimedRun&) = delete;

@@ -12,6 +12,7 @@
 
 #include "model/arch.hpp"
 #include "sim/op.hpp"
+#include "sim/state_hash.hpp"
 
 namespace pipesim::sim {
 
@@ -28,14 +29,23 @@ class ExternalWarp {
   virtual std::pair<std::string, std::string> fault() const = 0;
   // Instructions the warp has executed (warp-level: one per instruction, whatever its lanes).
   virtual uint64_t instructions() const = 0;
+  // Whether the op next() returned last is a Compute that only ends a step the warp ran to its budget
+  // without synchronising (a spin, a long loop): an untimed run lets the explorer order it.
+  virtual bool yielded() const = 0;
+  // For the exhaustive search (sim/explore.hpp): everything that decides what the warp does next
+  // (its registers, stack, local memory, the answer it awaits), none of its timing.
+  virtual void hash_into(StateHash& h) const = 0;
 };
 
-// One run of an external program: its memory and the barriers it has discovered so far.
+// One run of an external program: its memory, its warps and the barriers it has discovered so far.
+// The run owns its warps, so that a copy of the run (clone) is a copy of all of it at once.
 class ExternalRun {
  public:
   virtual ~ExternalRun() = default;
-  // The warp's op source; called when its CTA starts on SM `sm`.
-  virtual std::unique_ptr<ExternalWarp> start_warp(int cta, int warp, int sm) = 0;
+  // The op source of the engine's warp `id` (warp `warp` of CTA `cta`), made when its CTA starts on SM
+  // `sm`; the run keeps it, and warp(id) finds it again.
+  virtual ExternalWarp& start_warp(uint32_t id, int cta, int warp, int sm) = 0;
+  virtual ExternalWarp& warp(uint32_t id) = 0;
   // Barrier slots discovered so far: a BarRef's index (array 0) is a slot below this.
   virtual uint32_t barrier_slots() const = 0;
   virtual std::string barrier_name(uint32_t slot) const = 0;
@@ -43,6 +53,14 @@ class ExternalRun {
   // cluster it cancelled (engine numbering: cluster c holds CTAs c * size .. c * size + size - 1),
   // or -1 when every cluster had already launched.
   virtual void clc_response(int cta, uint32_t offset, int cluster) = 0;
+  // The exhaustive search (sim/explore.hpp) runs with no clock: a warp's own steps cost nothing, and
+  // a warp that runs long without synchronising (a spin on memory) yields to the explorer
+  // (ExternalWarp::yielded). Called once, before any warp starts.
+  virtual void set_untimed() = 0;
+  // A deep copy: memory, warps, barriers discovered (the search copies the run at each choice).
+  virtual std::unique_ptr<ExternalRun> clone() const = 0;
+  // The memory and the discovered barriers' numbering, and every warp started (hash_into of each).
+  virtual void hash_into(StateHash& h) const = 0;
 };
 
 class ExternalProgram {

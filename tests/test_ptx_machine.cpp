@@ -454,5 +454,55 @@ TEST(PtxMachine, FloatArithmetic) {
             0x4000000000000000ull);
 }
 
+// The exhaustive search copies a run's memory at every choice: a copy shares the global pages until
+// either side writes one, through any path (a cached page-table entry included), and the digest
+// follows every write.
+TEST(GlobalMemoryCopy, ACopySharesPagesUntilEitherSideWritesThem) {
+  GlobalMemory a;
+  a.add_region(kOut, 3 * GlobalMemory::kPageBytes, "out");
+  const uint64_t one = 1, two = 2;
+  a.write(kOut + 8, &one, 8);
+  const GlobalMemory::Region* ra = a.find(kOut, 8);
+  ASSERT_NE(ra, nullptr);
+  ASSERT_NE(a.page_for_write(*ra, kOut), nullptr);  // a writable entry in a's page table
+  GlobalMemory b(a);
+  EXPECT_EQ(a.digest(), b.digest());
+  b.write(kOut + 8, &two, 8);
+  uint64_t got = 0;
+  a.read(kOut + 8, &got, 8);
+  EXPECT_EQ(got, 1u) << "the copy's write reached the original";
+  b.read(kOut + 8, &got, 8);
+  EXPECT_EQ(got, 2u);
+  EXPECT_NE(a.digest(), b.digest());
+  // The original reads through its region's table (caching the page it shares), then writes there
+  // after the copy: the copy must not see it, and the original's next read must.
+  GlobalMemory c(a);  // shares a's page again
+  const GlobalMemory::Region& r = *a.find(kOut, 8);
+  EXPECT_EQ(a.page_for_read(r, kOut)[16], 0);
+  std::memcpy(a.page_for_write(r, kOut) + 16, &two, 8);
+  c.read(kOut + 16, &got, 8);
+  EXPECT_EQ(got, 0u) << "the original's write reached the copy";
+  EXPECT_EQ(a.page_for_read(r, kOut)[16], 2) << "the original reads a stale page";
+  // Overlapping regions (a buffer given twice): a page one region's table caches for reading, taken
+  // for writing through the other's, is read fresh through both.
+  GlobalMemory o;
+  constexpr uint64_t kP = GlobalMemory::kPageBytes;
+  o.add_region(kOut, 2 * kP, "x");
+  o.add_region(kOut + kP, 2 * kP, "y");
+  const GlobalMemory::Region* rx = o.find(kOut, 2 * kP);
+  const GlobalMemory::Region* ry = o.find(kOut + kP, 2 * kP);
+  ASSERT_TRUE(rx && ry && rx != ry);
+  o.write(kOut + kP, &one, 8);
+  GlobalMemory shares(o);
+  EXPECT_EQ(o.page_for_read(*ry, kOut + kP)[0], 1);
+  o.page_for_write(*rx, kOut + kP)[0] = 2;
+  EXPECT_EQ(o.page_for_read(*ry, kOut + kP)[0], 2) << "a region's table kept the page the copy shares";
+  EXPECT_EQ(shares.page_for_read(*shares.find(kOut + kP, 8), kOut + kP)[0], 1);
+  // A digest taken, then a write through the cached path: the next digest sees it.
+  const uint64_t d = a.digest();
+  std::memcpy(a.page_for_write(*a.find(kOut, 8), kOut) + 24, &two, 8);
+  EXPECT_NE(a.digest(), d);
+}
+
 }  // namespace
 }  // namespace pipesim::ptx

@@ -101,6 +101,7 @@ CheckResult::Interleavings summarise(const Exploration& e, double jitter) {
 // The flags of this check that change what a run does, to repeat them in a "run it again" line.
 std::string run_flags(const Options& o) {
   std::string out;
+  if (!o.launch.empty()) out += " --launch " + o.launch;
   for (const std::string& d : o.defines) out += " -D " + d;
   for (const std::string& a : o.assume) out += " --assume " + a;
   for (const std::string& t : o.timing) out += " --timing " + t;

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/explain.hpp"
 #include "verify/report.hpp"
 #include "verify/search.hpp"
 
@@ -27,10 +28,12 @@ uint64_t peak_rss_kib() {
   return 0;
 }
 
+// A scenario's line:col; a PTX kernel's source line (and its callers) with the PTX line.
 std::string site_at(const sim::Kernel& k, uint32_t site) {
   if (site >= k.sites.size()) return "?";
-  const sim::SourceLoc& l = k.sites[site].loc;
-  return fmt::format("{}:{}", l.line, l.col);
+  const sim::Site& s = k.sites[site];
+  if (!s.origin.empty()) return fmt::format("{} (PTX line {})", sim::short_origin(s.origin), s.loc.line);
+  return fmt::format("{}:{}", s.loc.line, s.loc.col);
 }
 
 std::string warp_name(const sim::Kernel& k, int cta, int warp, int role) {
@@ -45,7 +48,11 @@ std::string choice_text(const sim::Kernel& k, const sim::UntimedRun::Choice& c) 
   const std::string what = c.site < k.sites.size() ? k.sites[c.site].what : std::string(sim::op_name(c.op));
   const std::string on = c.barrier.empty() ? "" : " " + c.barrier;
   switch (c.kind) {
-    case Kind::Op: return fmt::format("{}: `{}`{} at {}", warp_name(k, c.cta, c.warp, c.role), what, on, site_at(k, c.site));
+    case Kind::Op:
+      // A PTX warp that ran its step's budget without synchronising (a spin) is a choice too.
+      if (c.op == sim::OpKind::Compute)
+        return fmt::format("{}: runs on without synchronising, to {}", warp_name(k, c.cta, c.warp, c.role), site_at(k, c.site));
+      return fmt::format("{}: `{}`{} at {}", warp_name(k, c.cta, c.warp, c.role), what, on, site_at(k, c.site));
     case Kind::Land:
       return fmt::format("the copy from CTA {} warp {} (`{}` at {}) lands on{} of CTA {}", c.from_cta, c.from_warp, what,
                          site_at(k, c.site), on, c.cta);

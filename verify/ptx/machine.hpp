@@ -18,6 +18,9 @@
 namespace pipesim::model {
 struct Timing;
 }
+namespace pipesim::sim {
+class StateHash;
+}
 
 namespace pipesim::ptx {
 
@@ -97,8 +100,15 @@ class Warp {
   uint64_t memory_bytes() const;
   // Whether the warp has exited (or faulted): step() returns false from now on.
   bool done() const;
+  // For the exhaustive search: a copy of the warp on `grid`, a copy of the grid it runs on (every
+  // register, stack entry, local byte and request; its pointers into the grid re-pointed).
+  Warp clone_onto(GridState& grid) const;
+  // What decides what the warp does next (registers, predicates, the SIMT stack, local memory, the
+  // requests not yet returned), none of its timing.
+  void hash_into(sim::StateHash& h) const;
 
  private:
+  Warp() = default;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -121,6 +131,11 @@ struct InstructionTiming {
 };
 InstructionTiming instruction_timing(const model::Timing& timing);
 void set_instruction_timing(GridState& grid, const InstructionTiming& t);
+
+// For the exhaustive search: a copy of the grid's memory (global pages shared until written), and a
+// hash of it (global memory, each CTA's shared memory up to the highest byte used), not of its timing.
+std::unique_ptr<GridState> clone_grid(const GridState& grid);
+void hash_grid(const GridState& grid, sim::StateHash& h);
 
 // The clock %clock / %clock64 count (GHz, default 1.755) and the SM count %nsmid gives (default 132).
 void set_clock_ghz(GridState& grid, double ghz);

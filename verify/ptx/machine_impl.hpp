@@ -226,9 +226,18 @@ class GlobalMemory {
     std::string name;
     // Pages of [begin, end) by page number - begin / kPageBytes, filled on first touch: lanes of one
     // store land on as many pages as they have rows, and a hash lookup per lane was the epilogue's
-    // main cost. The pages stay owned by GlobalMemory::pages_ (regions may overlap).
-    mutable std::vector<uint8_t*> page_table;
+    // main cost. The pages stay owned by GlobalMemory::pages_ (regions may overlap). An entry with
+    // bit 0 set (kWritable) may be written through: its page is this memory's alone.
+    mutable std::vector<uintptr_t> page_table;
   };
+  GlobalMemory() = default;
+  // A copy shares the pages until either side writes one (copy on write: the exhaustive search
+  // copies a run at every choice, and most of a kernel's global memory is only read). Both sides'
+  // cached pointers are dropped, so that a write to a shared page copies it first.
+  GlobalMemory(const GlobalMemory& o);
+  GlobalMemory& operator=(const GlobalMemory&) = delete;
+  GlobalMemory(GlobalMemory&&) noexcept = default;
+  GlobalMemory& operator=(GlobalMemory&&) noexcept = default;
   void add_region(uint64_t begin, uint64_t bytes, std::string name);
   // The region holding [addr, addr + bytes), or null.
   const Region* find(uint64_t addr, uint64_t bytes) const;
@@ -241,12 +250,24 @@ class GlobalMemory {
   void write(uint64_t addr, const void* src, uint64_t bytes);
   void read(uint64_t addr, void* dst, uint64_t bytes) const;
   uint64_t pages() const { return pages_.size(); }
+  // The contents as a set of (page number, bytes), for the exhaustive search's state hash. A page's
+  // digest is kept until it is written; the caches are dropped so that the next write tells.
+  uint64_t digest() const;
 
  private:
+  struct Page {
+    uint8_t bytes[kPageBytes] = {};
+    uint64_t digest = 0;
+    bool digested = false;
+  };
+  static constexpr uintptr_t kWritable = 1;
+  uint8_t* own_page(uint64_t page);   // the page, copied first if another memory shares it
+  void drop_caches() const;
   std::vector<Region> regions_;       // sorted by begin
-  std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
-  mutable uint64_t last_page_ = UINT64_MAX;
-  mutable uint8_t* last_ptr_ = nullptr;
+  std::unordered_map<uint64_t, std::shared_ptr<Page>> pages_;
+  mutable uint64_t last_read_page_ = UINT64_MAX, last_write_page_ = UINT64_MAX;
+  mutable const uint8_t* last_read_ = nullptr;
+  mutable uint8_t* last_write_ = nullptr;
   mutable size_t last_region_ = 0;
 };
 
@@ -261,8 +282,13 @@ class GridState {
   std::vector<uint8_t> sym_shared;    // Program::symbols -> a .shared symbol (its address carries the rank)
   uint64_t smem_bytes = 0;            // per CTA: static + dynamic
   uint64_t smem_touched = 0;          // the highest shared byte any warp used, + 1 (docs/ptx.md, "Budget from the run")
-  // Per CTA shared memory, allocated on first use and freed when its last warp is destroyed.
-  std::vector<std::unique_ptr<uint8_t[]>> shared;
+  // Per CTA shared memory, allocated on first use and freed when its last warp exits. Copies of the
+  // grid (clone_grid) share a CTA's block until one of them writes it (cta_shared).
+  std::vector<std::shared_ptr<std::vector<uint8_t>>> shared;
+  // Per CTA, for the exhaustive search's state hash (hash_grid): the digest of its shared memory,
+  // and whether nothing wrote it since (a write through Exec::shared_bytes, a response, a release).
+  std::vector<uint64_t> shared_digest;
+  std::vector<uint8_t> shared_digested;
   std::vector<uint32_t> shared_users;
   double instruction_ns = 0.57;
   // A warp's shared-memory access (ld / st / ldmatrix / stmatrix .shared) takes at least its bytes
@@ -282,7 +308,11 @@ class GridState {
   uint32_t sm_count = 132;
   uint32_t nctas = 1, threads = 1;
 
+  // A CTA's shared memory to write: allocated, this grid's own (copied first if a copy of the grid
+  // shares it), its digest dropped.
   uint8_t* cta_shared(uint32_t cta);
+  // The same to read: allocated (zeros), perhaps shared with a copy of the grid.
+  const uint8_t* cta_shared_read(uint32_t cta);
   // Linear CTA id of cluster rank `rank` in the cluster of CTA `cta` (UINT32_MAX: no such CTA).
   uint32_t cta_of_rank(uint32_t cta, uint32_t rank) const;
   uint32_t rank_of(uint32_t cta) const;
@@ -324,6 +354,22 @@ struct PendingRequest {
 
 inline constexpr uint32_t kRegsPerChunk = 8;
 
+// A warp's register chunks (kRegsPerChunk registers x 32 lanes each). A copy copies their values;
+// whoever copies re-points the frames' chunk pointers (Warp::clone_onto).
+struct ChunkStore : std::vector<std::unique_ptr<uint64_t[]>> {
+  ChunkStore() = default;
+  ChunkStore(const ChunkStore& o) : std::vector<std::unique_ptr<uint64_t[]>>() {
+    reserve(o.size());
+    for (const auto& c : o) {
+      emplace_back(new uint64_t[kRegsPerChunk * 32]);
+      std::copy_n(c.get(), kRegsPerChunk * 32, back().get());
+    }
+  }
+  ChunkStore& operator=(const ChunkStore&) = delete;
+  ChunkStore(ChunkStore&&) noexcept = default;
+  ChunkStore& operator=(ChunkStore&&) noexcept = default;
+};
+
 struct Exec {
   GridState* grid = nullptr;
   const Program* prog = nullptr;
@@ -352,11 +398,10 @@ struct Exec {
   std::vector<uint8_t> local;
   uint64_t local_cap = 0;
   uint64_t local_top = 0;             // bytes in use per lane (frames)
-  uint8_t* smem = nullptr;            // own CTA's shared memory
   uint64_t smem_size = 0;
   std::array<uint32_t, 3> ctaid{}, tid0{};
   // Register chunks: owned here, recycled when a called frame returns.
-  std::vector<std::unique_ptr<uint64_t[]>> chunk_store;
+  ChunkStore chunk_store;
   std::vector<uint64_t*> free_chunks;
   // Requests waiting to be returned by step(), and the one answer() applies to.
   boost::container::small_vector<PendingRequest, kInlinePending> pending;  // kept until the next step() (answer() reads the last one)

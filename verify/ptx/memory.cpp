@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "model/arch.hpp"
+#include "sim/state_hash.hpp"
 #include "verify/ptx/machine_impl.hpp"
 
 namespace pipesim::ptx {
@@ -50,38 +51,77 @@ const GlobalMemory::Region* GlobalMemory::find(uint64_t addr, uint64_t bytes) co
   return nullptr;
 }
 
+GlobalMemory::GlobalMemory(const GlobalMemory& o) : regions_(o.regions_), pages_(o.pages_) {
+  o.drop_caches();
+  drop_caches();
+}
+
+void GlobalMemory::drop_caches() const {
+  for (const Region& r : regions_) r.page_table.clear();
+  last_read_page_ = last_write_page_ = UINT64_MAX;
+  last_read_ = nullptr;
+  last_write_ = nullptr;
+}
+
+uint8_t* GlobalMemory::own_page(uint64_t page) {
+  std::shared_ptr<Page>& p = pages_[page];
+  if (!p) {
+    p = std::make_shared<Page>();
+  } else if (p.use_count() > 1) {  // another copy of the memory reads it
+    p = std::make_shared<Page>(*p);
+    drop_caches();  // every cached pointer to the page it shared (overlapping regions' tables too)
+  }
+  p->digested = false;
+  return p->bytes;
+}
+
 uint8_t* GlobalMemory::page_for_write(uint64_t addr) {
   const uint64_t page = addr / kPageBytes;
-  if (page == last_page_) return last_ptr_;
-  std::unique_ptr<uint8_t[]>& p = pages_[page];
-  if (!p) p.reset(new uint8_t[kPageBytes]());
-  last_page_ = page;
-  last_ptr_ = p.get();
-  return last_ptr_;
+  if (page == last_write_page_) return last_write_;
+  last_write_ = own_page(page);
+  last_write_page_ = page;
+  return last_write_;
 }
 
 const uint8_t* GlobalMemory::page_for_read(uint64_t addr) const {
   const uint64_t page = addr / kPageBytes;
-  if (page == last_page_) return last_ptr_;
+  if (page == last_read_page_) return last_read_;
   auto it = pages_.find(page);
   if (it == pages_.end()) return zero_page();
-  last_page_ = page;
-  last_ptr_ = it->second.get();
-  return last_ptr_;
+  last_read_page_ = page;
+  last_read_ = it->second->bytes;
+  return last_read_;
+}
+
+uint64_t GlobalMemory::digest() const {
+  uint64_t set = 0;  // a sum: the map's order is an accident of the path
+  for (const auto& [page, p] : pages_) {
+    if (!p->digested) {
+      sim::StateHash h;
+      uint64_t w[kPageBytes / 8];
+      std::memcpy(w, p->bytes, kPageBytes);
+      for (uint64_t x : w) h.add(x);
+      p->digest = h.value();
+      p->digested = true;
+    }
+    set += sim::StateHash().add(page).add(p->digest).value();
+  }
+  drop_caches();  // the next write to a page goes through own_page, which clears its digest
+  return set;
 }
 
 namespace {
 
 // The page-table slot of the page holding `addr` in `r`, or null where the region is too large for a
 // table (the caller then uses the hash).
-uint8_t** table_slot(const GlobalMemory::Region& r, uint64_t addr) {
+uintptr_t* table_slot(const GlobalMemory::Region& r, uint64_t addr) {
   constexpr uint64_t kPage = GlobalMemory::kPageBytes;
   const uint64_t first = r.begin / kPage;
   if (r.page_table.empty()) {
     if (r.end <= r.begin) return nullptr;
     const uint64_t n = (r.end - 1) / kPage - first + 1;
     if (n > GlobalMemory::kMaxTablePages) return nullptr;
-    r.page_table.assign(n, nullptr);
+    r.page_table.assign(n, 0);
   }
   return &r.page_table[addr / kPage - first];
 }
@@ -90,27 +130,26 @@ uint8_t** table_slot(const GlobalMemory::Region& r, uint64_t addr) {
 
 uint8_t* GlobalMemory::page_for_write(const Region& r, uint64_t addr) {
   if (!r.page_table.empty()) {  // the common case, kept short
-    uint8_t* page = r.page_table[addr / kPageBytes - r.begin / kPageBytes];
-    if (page) return page;
+    const uintptr_t e = r.page_table[addr / kPageBytes - r.begin / kPageBytes];
+    if (e & kWritable) return reinterpret_cast<uint8_t*>(e & ~kWritable);
   }
-  uint8_t** slot = table_slot(r, addr);
-  if (!slot) return page_for_write(addr);
-  if (!*slot) *slot = page_for_write(addr);
-  return *slot;
+  uint8_t* page = page_for_write(addr);
+  // After the page: taking a page another copy shares drops the tables.
+  if (uintptr_t* slot = table_slot(r, addr)) *slot = reinterpret_cast<uintptr_t>(page) | kWritable;
+  return page;
 }
 
 const uint8_t* GlobalMemory::page_for_read(const Region& r, uint64_t addr) const {
   if (!r.page_table.empty()) {
-    const uint8_t* page = r.page_table[addr / kPageBytes - r.begin / kPageBytes];
-    if (page) return page;
+    const uintptr_t e = r.page_table[addr / kPageBytes - r.begin / kPageBytes];
+    if (e) return reinterpret_cast<const uint8_t*>(e & ~kWritable);
   }
-  uint8_t** slot = table_slot(r, addr);
+  uintptr_t* slot = table_slot(r, addr);
   if (!slot) return page_for_read(addr);
-  if (*slot) return *slot;
   auto it = pages_.find(addr / kPageBytes);
   if (it == pages_.end()) return zero_page();  // not cached: a later write allocates the page
-  *slot = it->second.get();
-  return *slot;
+  *slot = reinterpret_cast<uintptr_t>(it->second->bytes);
+  return it->second->bytes;
 }
 
 void GlobalMemory::write(uint64_t addr, const void* src, uint64_t bytes) {
@@ -137,9 +176,20 @@ void GlobalMemory::read(uint64_t addr, void* dst, uint64_t bytes) const {
 
 // ---- GridState ---------------------------------------------------------------------------------
 uint8_t* GridState::cta_shared(uint32_t cta) {
-  std::unique_ptr<uint8_t[]>& s = shared[cta];
-  if (!s) s.reset(new uint8_t[std::max<uint64_t>(smem_bytes, 1)]());
-  return s.get();
+  std::shared_ptr<std::vector<uint8_t>>& s = shared[cta];
+  if (!s) s = std::make_shared<std::vector<uint8_t>>(std::max<uint64_t>(smem_bytes, 1), 0);
+  else if (s.use_count() > 1) s = std::make_shared<std::vector<uint8_t>>(*s);  // a copy of the grid reads it
+  shared_digested[cta] = 0;
+  return s->data();
+}
+
+const uint8_t* GridState::cta_shared_read(uint32_t cta) {
+  std::shared_ptr<std::vector<uint8_t>>& s = shared[cta];
+  if (!s) {
+    s = std::make_shared<std::vector<uint8_t>>(std::max<uint64_t>(smem_bytes, 1), 0);
+    shared_digested[cta] = 0;
+  }
+  return s->data();
 }
 
 std::array<uint32_t, 3> GridState::cta_coords(uint32_t cta) const {
@@ -171,6 +221,7 @@ std::unique_ptr<GridState> make_grid(std::shared_ptr<const Program> program, con
   grid->program = program;
   grid->launch = launch;
   grid->launch.contents.clear();  // copied into the pages below; no second copy kept
+  grid->launch.positions.clear();  // for the launch file's errors, found before a run
   for (uint32_t d = 0; d < 3; ++d) {
     if (launch.grid[d] == 0 || launch.block[d] == 0 || launch.cluster[d] == 0)
       throw PtxError(p.path, {}, "the launch's grid, block and cluster sizes must be at least 1");
@@ -183,6 +234,8 @@ std::unique_ptr<GridState> make_grid(std::shared_ptr<const Program> program, con
   grid->constant.resize(p.const_bytes, 0);
   grid->smem_bytes = std::max(p.static_smem, p.dynamic_smem_base + launch.dynamic_smem);
   grid->shared.resize(grid->nctas);
+  grid->shared_digest.assign(grid->nctas, 0);
+  grid->shared_digested.assign(grid->nctas, 0);
   grid->shared_users.assign(grid->nctas, 0);
 
   grid->sym_value.resize(p.symbols.size());
@@ -259,6 +312,35 @@ void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
 }
 void set_sm_count(GridState& grid, uint32_t sms) { grid.sm_count = sms; }
 uint64_t shared_window_base() { return kSharedWindow; }
+std::unique_ptr<GridState> clone_grid(const GridState& grid) { return std::make_unique<GridState>(grid); }
+
+void hash_grid(const GridState& grid, sim::StateHash& h) {
+  h.add(grid.global.digest());
+  // Each CTA's shared memory up to the highest byte any warp used (every byte written lies below it:
+  // a digest taken when less was used covers the same contents), re-digested only once written.
+  GridState& g = const_cast<GridState&>(grid);  // the digests are a cache of the contents
+  const uint64_t used = std::min(grid.smem_touched, grid.smem_bytes);
+  for (size_t c = 0; c < grid.shared.size(); ++c) {
+    if (!g.shared_digested[c]) {
+      static const std::vector<uint8_t> none;
+      const std::vector<uint8_t>& s = grid.shared[c] ? *grid.shared[c] : none;
+      sim::StateHash d;
+      d.add(s.size());
+      const uint64_t n = std::min<uint64_t>(used, s.size());
+      uint64_t i = 0;
+      for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        std::memcpy(&v, s.data() + i, 8);
+        d.add(v);
+      }
+      for (; i < n; ++i) d.add(s[i]);
+      g.shared_digest[c] = d.value();
+      g.shared_digested[c] = 1;
+    }
+    h.add(g.shared_digest[c]);
+  }
+}
+
 uint64_t shared_bytes_per_cta(const GridState& grid) { return grid.smem_bytes; }
 uint64_t shared_bytes_touched(const GridState& grid) { return grid.smem_touched; }
 
@@ -271,7 +353,7 @@ bool read_memory(const GridState& grid, uint32_t cta, uint64_t addr, void* out, 
     if (!grid.shared[c]) {
       std::memset(out, 0, bytes);
     } else {
-      std::memcpy(out, grid.shared[c].get() + shared_offset(a), bytes);
+      std::memcpy(out, grid.shared[c]->data() + shared_offset(a), bytes);
     }
     return true;
   }
@@ -304,22 +386,21 @@ Where Exec::classify(uint64_t addr) const {
 }
 
 uint8_t* Exec::shared_bytes(uint64_t addr, uint32_t bytes, bool write) {
-  (void)write;
   const int32_t rank = shared_rank(addr);
   const uint32_t off = shared_offset(addr);
-  uint8_t* base = smem;
+  uint32_t cta = place.cta;
   if (static_cast<uint32_t>(rank) != place.rank) {
-    const uint32_t cta = grid->cta_of_rank(place.cta, static_cast<uint32_t>(rank));
+    cta = grid->cta_of_rank(place.cta, static_cast<uint32_t>(rank));
     if (cta == UINT32_MAX)
       kernel_fault("bad_address", "shared::cluster address " + hex(addr) + " names cluster rank " +
                                       std::to_string(rank) + ", outside the cluster");
-    base = grid->cta_shared(cta);
   }
   if (uint64_t{off} + bytes > smem_size)
     kernel_fault("bad_address", "shared access of " + std::to_string(bytes) + " bytes at offset " + hex(off) +
                                     " is outside the CTA's " + std::to_string(smem_size) + " bytes of shared memory");
   grid->smem_touched = std::max(grid->smem_touched, uint64_t{off} + bytes);
-  return base + off;
+  // A read gets the block a copy of the grid may share: the caller only reads through it.
+  return (write ? grid->cta_shared(cta) : const_cast<uint8_t*>(grid->cta_shared_read(cta))) + off;
 }
 
 uint8_t* Exec::access(Space space, uint64_t addr, uint32_t bytes, uint32_t lane, bool write, uint32_t align) {

@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -67,10 +68,31 @@ class PtxWarp final : public sim::ExternalWarp {
   PtxWarp(PtxRun& run, Warp warp, int cta, int32_t rank, uint32_t w);
   bool next(sim::Op& op, double now_ns) override;
   void answer(int64_t value) override {
+    digested_ = false;
     if (awaiting_ == Awaiting::Engine) warp_.answer(static_cast<uint64_t>(value));
     awaiting_ = Awaiting::None;
   }
   uint64_t instructions() const override { return warp_.instructions(); }
+  bool yielded() const override { return yielded_; }
+  uint64_t home() const { return home_; }
+  void hash_into(sim::StateHash& h) const override {
+    if (!digested_) {  // registers are many: digested again only after the warp ran or was answered
+      sim::StateHash d;
+      warp_.hash_into(d);
+      digest_ = d.value();
+      digested_ = true;
+    }
+    h.add(awaiting_).add(digest_);
+  }
+  // The same warp on `run`, a copy of its run.
+  std::shared_ptr<PtxWarp> clone_onto(PtxRun& run, GridState& grid) const {
+    auto w = std::make_shared<PtxWarp>(run, warp_.clone_onto(grid), cta_, rank_, warp_id_);
+    w->awaiting_ = awaiting_;
+    w->yielded_ = yielded_;
+    w->digest_ = digest_;
+    w->digested_ = digested_;
+    return w;
+  }
   std::pair<std::string, std::string> fault() const override {
     const KernelFault* f = warp_.fault();
     if (!f) return {"kernel_fault", "the kernel trapped"};
@@ -83,7 +105,7 @@ class PtxWarp final : public sim::ExternalWarp {
   enum class Awaiting : uint8_t { None, Engine, WaitPassed };
   bool convert(const SyncRequest& r, sim::Op& op);
   sim::BarRef bar(uint64_t address);
-  PtxRun& run_;
+  PtxRun& run_;  // valid while the warp is its run's own (PtxRun::own); only then does it change
   Warp warp_;
   void trace(const SyncRequest& r, double now_ns) const;
   int cta_;
@@ -91,6 +113,10 @@ class PtxWarp final : public sim::ExternalWarp {
   uint32_t warp_id_;
   bool traced_ = false;  // PIPESIM_PTX_TRACE=CTA:WARP names this warp
   Awaiting awaiting_ = Awaiting::None;
+  bool yielded_ = false;  // the last op is a Compute that ran the step's budget out (SyncRequest::yield)
+  mutable uint64_t digest_ = 0;     // hash_into's digest of warp_, while digested_
+  mutable bool digested_ = false;
+  uint64_t home_;  // the serial of run_
 };
 
 class PtxRun final : public sim::ExternalRun {
@@ -102,22 +128,47 @@ class PtxRun final : public sim::ExternalRun {
     set_clock_ghz(*grid_, timing.clock_ghz);
     set_instruction_timing(*grid_, instruction_timing(timing));
     set_sm_count(*grid_, static_cast<uint32_t>(p.arch->cap.sms));
-    if (p.use) *p.use = RunUse{};
   }
   // The run has ended: what it used is complete once the barriers are named and the memory measured.
   ~PtxRun() override {
-    if (!prog_.use) return;
+    if (!use()) return;
     prog_.use->smem_touched = shared_bytes_touched(*grid_);
     for (auto& [offset, b] : prog_.use->barriers) {
       b.slot = slot(offset);
       b.name = barrier_name(b.slot);
     }
   }
-  RunUse* use() const { return prog_.use.get(); }
-  std::unique_ptr<sim::ExternalWarp> start_warp(int cta, int warp, int sm) override {
+  // A copy for the exhaustive search: it notes nothing in the program's RunUse (the plain run did).
+  // The warps are shared with `o` until either run changes one (own): a choice moves one or two
+  // warps, and a warp's registers are tens of KiB.
+  PtxRun(const PtxRun& o)
+      : prog_(o.prog_), grid_(clone_grid(*o.grid_)), slots_(o.slots_), offsets_(o.offsets_), warps_(o.warps_), notes_use_(false) {}
+  uint64_t serial() const { return serial_; }
+  // Where the run notes what it used: a timed run's only (the search's runs leave the plain run's).
+  RunUse* use() const { return notes_use_ ? prog_.use.get() : nullptr; }
+  sim::ExternalWarp& start_warp(uint32_t id, int cta, int warp, int sm) override {
     const uint32_t csize = prog_.launch.cluster_size();
     const CtaPlace place = place_of(static_cast<uint32_t>(cta), csize, static_cast<uint32_t>(sm));
-    return std::make_unique<PtxWarp>(*this, Warp(*grid_, place, static_cast<uint32_t>(warp)), cta, static_cast<int32_t>(place.rank), static_cast<uint32_t>(warp));
+    if (id >= warps_.size()) warps_.resize(id + 1);
+    if (!started_ && use()) *use() = RunUse{};  // a fresh record per run
+    started_ = true;
+    warps_[id] = std::make_shared<PtxWarp>(*this, Warp(*grid_, place, static_cast<uint32_t>(warp)), cta,
+                                           static_cast<int32_t>(place.rank), static_cast<uint32_t>(warp));
+    return *warps_[id];
+  }
+  sim::ExternalWarp& warp(uint32_t id) override { return own(id); }
+  void set_untimed() override {
+    notes_use_ = false;
+    set_instruction_timing(*grid_, InstructionTiming{});  // no operand waits, no store paths
+    set_shared_bytes_per_ns(*grid_, 0);
+  }
+  std::unique_ptr<sim::ExternalRun> clone() const override { return std::make_unique<PtxRun>(*this); }
+  void hash_into(sim::StateHash& h) const override {
+    hash_grid(*grid_, h);
+    // The slot numbering is part of the state: the engine's barriers are indexed by it.
+    for (uint32_t off : offsets_) h.add(off);
+    for (const auto& w : warps_)
+      if (w) w->hash_into(h);
   }
   uint32_t barrier_slots() const override { return static_cast<uint32_t>(offsets_.size()); }
   // "full[2] (shared 0x10)" where a static .shared variable holds the barrier; "mbarrier at dynamic
@@ -179,6 +230,22 @@ class PtxRun final : public sim::ExternalRun {
   std::unique_ptr<GridState> grid_;
   std::unordered_map<uint32_t, uint32_t> slots_;
   std::vector<uint32_t> offsets_;
+  // The warp `id`, for this run to change: one shared with another copy of the run, or made by one,
+  // is copied onto this run first (a warp's home is the serial of the run it belongs to: an address
+  // could be reused by a later run).
+  PtxWarp& own(uint32_t id) {
+    std::shared_ptr<PtxWarp>& w = warps_.at(id);
+    if (w.use_count() > 1 || w->home() != serial_) w = w->clone_onto(*this, *grid_);
+    return *w;
+  }
+  static uint64_t next_serial() {
+    static std::atomic<uint64_t> n{0};
+    return ++n;
+  }
+  std::vector<std::shared_ptr<PtxWarp>> warps_;  // by the engine's warp id (shared between copies: own)
+  uint64_t serial_ = next_serial();
+  bool notes_use_ = true;  // a timed run notes what it used in the program's RunUse
+  bool started_ = false;
 };
 
 std::unique_ptr<sim::ExternalRun> PtxProgram::start_run(const model::Timing& timing) const {
@@ -186,7 +253,7 @@ std::unique_ptr<sim::ExternalRun> PtxProgram::start_run(const model::Timing& tim
 }
 
 PtxWarp::PtxWarp(PtxRun& run, Warp warp, int cta, int32_t rank, uint32_t w)
-    : run_(run), warp_(std::move(warp)), cta_(cta), rank_(rank), warp_id_(w) {
+    : run_(run), warp_(std::move(warp)), cta_(cta), rank_(rank), warp_id_(w), home_(run.serial()) {
   const std::string& t = run_.program().trace_warp;
   traced_ = !t.empty() && t == std::to_string(cta) + ":" + std::to_string(w);
 }
@@ -208,11 +275,14 @@ sim::BarRef PtxWarp::bar(uint64_t address) {
 }
 
 bool PtxWarp::next(sim::Op& op, double now_ns) {
+  digested_ = false;
   if (awaiting_ == Awaiting::WaitPassed) warp_.answer(1);  // the engine resumes a wait only once it passed
   else if (awaiting_ == Awaiting::Engine) warp_.answer(0);  // a remote arrive has no token
   awaiting_ = Awaiting::None;
   SyncRequest r;
+  yielded_ = false;
   while (warp_.step(r, now_ns)) {
+    yielded_ = r.yield;
     op = sim::Op{};
     op.site = run_.program().site_base[r.function] + r.instr;
     if (traced_ && r.kind != SyncKind::Compute) trace(r, now_ns);

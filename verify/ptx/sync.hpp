@@ -96,6 +96,7 @@ struct SyncRequest {
   bool cta_group2 = false;
   uint8_t mma_kind = 0;    // WgmmaMma / UmmaMma: model::MmaKind of the operands
   bool multicast = false;  // UmmaCommit / ClcTryCancel: the .multicast::cluster form
+  bool yield = false;      // Compute: the step ran to its budget without a request (a spin, a long loop)
 };
 
 }  // namespace pipesim::ptx

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "sim/state_hash.hpp"
 #include "verify/ptx/machine_impl.hpp"
 
 namespace pipesim::ptx {
@@ -413,7 +414,7 @@ Warp::Warp(GridState& grid, const CtaPlace& place, uint32_t warp) : impl_(std::m
   x.valid = first >= grid.threads ? 0u
             : grid.threads - first >= 32 ? ~0u
                                           : (uint32_t{1} << (grid.threads - first)) - 1;
-  x.smem = grid.cta_shared(place.cta);
+  grid.cta_shared_read(place.cta);
   ++grid.shared_users[place.cta];
   x.smem_size = grid.smem_bytes;
   x.ctaid = grid.cta_coords(place.cta);
@@ -446,15 +447,65 @@ void release(Exec& x) {
   x.stack.shrink_to_fit();
   GridState& g = *x.grid;
   const uint32_t cta = x.place.cta;
-  if (cta < g.shared_users.size() && g.shared_users[cta] > 0 && --g.shared_users[cta] == 0) g.shared[cta].reset();
-  x.smem = nullptr;
+  if (cta < g.shared_users.size() && g.shared_users[cta] > 0 && --g.shared_users[cta] == 0) {
+    g.shared[cta].reset();
+    g.shared_digested[cta] = 0;
+  }
 }
 
 }  // namespace
 
-Warp::~Warp() {
-  if (impl_ && impl_->grid) release(*impl_);
+Warp Warp::clone_onto(GridState& grid) const {
+  Warp w;
+  w.impl_ = std::make_unique<Impl>(*impl_);
+  Exec& x = *w.impl_;
+  const Exec& o = *impl_;
+  x.grid = &grid;
+  // The chunks were copied in order: a pointer into the old store goes to the same index of the new.
+  std::vector<std::pair<const uint64_t*, uint64_t*>> moved;
+  moved.reserve(o.chunk_store.size());
+  for (size_t i = 0; i < o.chunk_store.size(); ++i) moved.emplace_back(o.chunk_store[i].get(), x.chunk_store[i].get());
+  std::sort(moved.begin(), moved.end());
+  const auto repoint = [&](uint64_t*& c) {
+    if (!c) return;
+    auto it = std::lower_bound(moved.begin(), moved.end(), std::pair<const uint64_t*, uint64_t*>{c, nullptr});
+    c = it->second;
+  };
+  for (Frame& f : x.frames)
+    for (uint64_t*& c : f.chunks) repoint(c);
+  for (uint64_t*& c : x.free_chunks) repoint(c);
+  x.frame = o.frame ? x.frames.data() + (o.frame - o.frames.data()) : nullptr;
+  return w;
 }
+
+void Warp::hash_into(sim::StateHash& h) const {
+  const Exec& x = *impl_;
+  h.add(x.valid).add(x.exited).add(x.active).add(x.carry).add(x.need_resolve).add(x.dead).add(x.released);
+  h.add(x.cur_pc).add(x.cur_fn).add(x.has_fault).add(x.last).add(x.pending.size() - x.pending_head);
+  for (const StackEntry& e : x.stack) h.add(e.pc).add(e.rpc).add(e.mask);
+  for (const Frame& f : x.frames) {
+    h.add(f.df ? f.df->index : UINT32_MAX).add(f.stack_base).add(f.returned).add(f.call_mask).add(f.local_base);
+    for (size_t i = 0; i < f.chunks.size(); ++i) {
+      if (!f.chunks[i]) continue;  // never written
+      h.add(i);
+      for (uint32_t k = 0; k < kRegsPerChunk * 32; ++k) h.add(f.chunks[i][k]);
+    }
+    for (uint32_t p : f.preds) h.add(p);
+  }
+  for (size_t i = 0; i + 8 <= x.local.size(); i += 8) {
+    uint64_t v;
+    std::memcpy(&v, x.local.data() + i, 8);
+    h.add(v);
+  }
+  for (size_t i = x.pending_head; i < x.pending.size(); ++i) {
+    const SyncRequest& r = x.pending[i].req;
+    h.add(r.kind).add(r.function).add(r.instr).add(r.lanes).add(r.bar).add(r.dst).add(r.a).add(r.b).add(r.c);
+  }
+}
+
+// A warp destroyed alive (its run ended in a hang, or a search's copy went) leaves the grid alone: the
+// grid goes with its run, and a copy's warp may outlive the grid it was copied from.
+Warp::~Warp() = default;
 Warp::Warp(Warp&&) noexcept = default;
 Warp& Warp::operator=(Warp&&) noexcept = default;
 
@@ -545,6 +596,7 @@ bool Warp::step(SyncRequest& req, double now_ns, uint64_t budget) {
       if (x.step_count >= budget || x.end_step ||
           x.stall_ns >= static_cast<double>(budget - x.step_count) * x.grid->instruction_ns) {
         emit_compute(x, req);
+        req.yield = true;
         return true;
       }
     }
