@@ -5,6 +5,8 @@
 //   cutlass48: CUTLASS example 48 (TF32, cooperative, cluster 4x2) at 4096^3 from the test corpus,
 //              when PIPESIM_BENCH_CORPUS names a built corpus (BUILD/cutlass_corpus; tools/cutlass_corpus)
 //   cutlass49: example 49 ping-pong (F16) at 4096^3, likewise
+//   exhaustive: `--search exhaustive` on pipeline.ptx at one CTA and 4 tiles (every interleaving,
+//              untimed; the run copied and hashed with its memory and registers): states per second
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -12,6 +14,7 @@
 #include <string>
 
 #include "verify/check.hpp"
+#include "verify/search.hpp"
 
 namespace {
 
@@ -51,6 +54,33 @@ void BM_PtxPipeline(benchmark::State& state) {
   run_check(state, dir + "pipeline.ptx", dir + "pipeline.launch.json");
 }
 BENCHMARK(BM_PtxPipeline)->Unit(benchmark::kMillisecond);
+
+void BM_PtxExhaustivePipeline(benchmark::State& state) {
+  const std::string dir = std::string(PIPESIM_SOURCE_DIR) + "/tests/data/ptx/";
+  state.SetLabel("pipeline.ptx, 1 CTA, 4 tiles, every interleaving");
+  ps::verify::CheckOptions o;
+  o.launch = dir + "pipeline.launch.json";
+  o.launch_sets = {"grid=1", "param.1=4"};
+  const ps::verify::CheckResult r = ps::verify::check_file(dir + "pipeline.ptx", o);
+  if (r.bad_input) {
+    state.SkipWithError(r.diagnostic.c_str());
+    return;
+  }
+  uint64_t states = 0, transitions = 0;
+  for (auto _ : state) {
+    const ps::verify::ExhaustiveResult s = ps::verify::exhaustive_search(r.kernel, {}, {});
+    if (!s.complete || !s.outcome.empty()) {
+      state.SkipWithError("the search did not prove the kernel");
+      return;
+    }
+    states = s.states;
+    transitions = s.transitions;
+  }
+  state.counters["states"] = static_cast<double>(states);
+  state.counters["states/s"] = benchmark::Counter(static_cast<double>(states), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["transitions/s"] = benchmark::Counter(static_cast<double>(transitions), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_PtxExhaustivePipeline)->Unit(benchmark::kMillisecond);
 
 void BM_PtxCutlass48(benchmark::State& state) {
   const std::string d = corpus() + "/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm";

@@ -136,6 +136,21 @@ TEST(Exhaustive, TheStateBoundStopsTheSearchAndSaysSo) {
   EXPECT_NE(text.find("stopped by the states bound"), std::string::npos) << text;
 }
 
+// The memory bound (resident MiB, polled every 256 steps of the search): a process holds more than
+// 1 MiB, so the search stops at its first poll, and the report says which bound.
+TEST(Exhaustive, TheMemoryBoundStopsTheSearchAndSaysSo) {
+  const CheckResult r = check("c_elected_release_fixed.scn");
+  ExhaustiveBounds b = bounds();
+  b.max_memory_mib = 1;
+  const ExhaustiveResult s = exhaustive_search(r.kernel, {}, b);
+  EXPECT_FALSE(s.complete);
+  EXPECT_EQ(s.stopped_by, "memory");
+  EXPECT_LT(s.states, 1000u);
+  const std::string text = exhaustive_report(r, s, "x.scn", "");
+  EXPECT_NE(text.find("stopped by the memory bound"), std::string::npos) << text;
+  EXPECT_NE(text.find("--search-memory"), std::string::npos) << text;
+}
+
 TEST(Exhaustive, TwoSearchesCoverTheSameStatesAndFindTheSameTrail) {
   const CheckResult fixed = check("b_named_arrive_ahead_fixed.scn");
   const ExhaustiveResult a = exhaustive_search(fixed.kernel, {}, bounds()), b = exhaustive_search(fixed.kernel, {}, bounds());

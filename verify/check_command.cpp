@@ -53,6 +53,7 @@ struct Options {
   double search_seconds = AdversarialBounds{}.max_seconds;
   std::vector<std::string> delays;  // --delay: hold warps as a search reported (one run, replayed)
   uint64_t search_states = ExhaustiveBounds{}.max_states;
+  uint64_t search_memory = ExhaustiveBounds{}.max_memory_mib;
   std::string search_por = "on";    // --search-por on|off: the exhaustive search's partial-order reduction
   std::string trail;                // --trail: replay one untimed schedule the exhaustive search reported
 };
@@ -367,7 +368,8 @@ int run_check(const Options& o) {
     if (!r.bad_input && (o.verbose || color)) r.report = human_report(r, {.verbose = o.verbose, .color = color});
     if (!r.bad_input && o.search == "exhaustive") {
       try {
-        const ExhaustiveBounds b{.max_states = o.search_states, .max_seconds = o.search_seconds, .partial_order = o.search_por == "on"};
+        const ExhaustiveBounds b{.max_states = o.search_states, .max_seconds = o.search_seconds, .max_memory_mib = o.search_memory,
+                                 .partial_order = o.search_por == "on"};
         const ExhaustiveResult s = exhaustive_search(r.kernel, co.run, b, [&](uint64_t states, uint64_t bound) {
           progress.update(fmt::format("pipesim: [{}/{}] {}: search exhaustive, {} of at most {} states", fi + 1, files.size(), f, states, bound));
         });
@@ -480,6 +482,7 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   c->add_option("--search", o->search, "schedule search: adversarial (hold warps and copies at synchronising points, singly then in pairs, by 1 us .. the kernel's length; reports the fewest delays that change the verdict) or exhaustive (every interleaving of synchronising actions, untimed, for small configurations; reports a trail that changes the verdict)")
       ->type_name("adversarial");
   c->add_option("--search-states", o->search_states, "bound of --search exhaustive: distinct states")->capture_default_str();
+  c->add_option("--search-memory", o->search_memory, "bound of --search exhaustive: resident memory in MiB (0: no limit)")->capture_default_str();
   c->add_option("--search-por", o->search_por, "partial-order reduction of --search exhaustive (sleep sets, persistent sets): on, or off to explore every order")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();

@@ -61,6 +61,9 @@ std::string indented_report(const CheckResult& checked, const sim::RunResult& re
 struct ExhaustiveBounds {
   uint64_t max_states = 2'000'000;  // distinct states
   double max_seconds = 60;          // host time (0: no limit)
+  // The process's resident memory, MiB (0: no limit): the stack holds a copy of the run at each
+  // choice point on the path, and a deep path of a large launch would fill the machine.
+  uint64_t max_memory_mib = 4096;
   bool partial_order = true;        // sleep sets and persistent sets (search_exhaustive.cpp); false: every order
 };
 

@@ -11,6 +11,8 @@
 #include <iterator>
 #include <optional>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "sim/explain.hpp"
@@ -29,6 +31,14 @@ uint64_t peak_rss_kib() {
 }
 
 // A scenario's line:col; a PTX kernel's source line (and its callers) with the PTX line.
+// Resident memory now, MiB (/proc/self/statm; 0 where it cannot be read).
+uint64_t rss_mib() {
+  std::ifstream in("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  if (!(in >> size >> resident)) return 0;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) >> 20;
+}
+
 std::string site_at(const sim::Kernel& k, uint32_t site) {
   if (site >= k.sites.size()) return "?";
   const sim::Site& s = k.sites[site];
@@ -233,6 +243,10 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
         res.stopped_by = "seconds";
         break;
       }
+      if (bounds.max_memory_mib > 0 && rss_mib() >= bounds.max_memory_mib) {
+        res.stopped_by = "memory";
+        break;
+      }
     }
     if (res.states >= bounds.max_states) {
       res.stopped_by = "states";
@@ -372,7 +386,7 @@ std::string exhaustive_report(const CheckResult& checked, const ExhaustiveResult
       return fmt::format("search exhaustive: no interleaving changes the verdict `{}` ({}; every interleaving of synchronising actions explored)\n",
                          s.baseline, covered);
     return fmt::format("search exhaustive: no interleaving within the bound changes the verdict `{}` ({}; stopped by the {} bound: "
-                       "raise --search-states / --search-seconds to go on)\n",
+                       "raise --search-states / --search-seconds / --search-memory to go on)\n",
                        s.baseline, covered, s.stopped_by);
   }
   std::string out = fmt::format("search exhaustive: a schedule of {} choices changes the verdict `{}` to `{}` ({}):\n", s.trail.size(),
