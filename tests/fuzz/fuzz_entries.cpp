@@ -5,6 +5,7 @@
 
 #include "sim/engine.hpp"
 #include "verify/check.hpp"
+#include "verify/search.hpp"
 #include "verify/ptx/launch.hpp"
 #include "verify/ptx/machine.hpp"
 #include "verify/ptx/parser.hpp"
@@ -84,7 +85,14 @@ void ptx_kernel(const std::string& text) {
     ptx::Launch launch = ptx::parse_launch("fuzz.launch.json", launch_text);
     ptx::resolve_launch(launch, *module);
     const sim::Kernel kernel = ptx::make_kernel(module, launch);
-    sim::run(kernel, fuzz_run_options());
+    const sim::RunResult plain = sim::run(kernel, fuzz_run_options());
+    // A few states of the exhaustive search: the run copied with its memory and warps, and hashed.
+    if (plain.verdict != sim::Verdict::Stopped) {
+      verify::ExhaustiveBounds b;
+      b.max_states = 16;
+      b.max_seconds = 1;
+      verify::exhaustive_search(kernel, fuzz_run_options(), b);
+    }
   } catch (const ptx::LaunchError&) {
   } catch (const ptx::PtxError&) {
   } catch (const sim::ScenarioError&) {
