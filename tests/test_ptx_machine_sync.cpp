@@ -651,7 +651,13 @@ TEST(PtxMachine, NanosecondsPerWarpInstruction) {
               static_cast<unsigned long long>(w.instructions()));
   RecordProperty("ns_per_warp_instruction", std::to_string(per));
   EXPECT_GE(w.instructions(), 5ull * kIters);
-  EXPECT_LT(per, 1000.0);  // a sanity bound (sanitizer builds); the target is <= 30 ns in a release build
+  // Sanity bounds, 10x and ~4x what this VM measures (20 ns optimised, 700-860 ns under ASan + UBSan in
+  // Debug, where a bound of 1000 failed once with the other core busy); the target is <= 30 ns in a release build.
+#if defined(PIPESIM_SANITIZE) || !defined(NDEBUG)  // instrumented or unoptimised
+  EXPECT_LT(per, 3000.0);
+#else
+  EXPECT_LT(per, 200.0);
+#endif
 }
 
 }  // namespace
