@@ -100,11 +100,12 @@ uint64_t GlobalMemory::digest() const {
       sim::StateHash h;
       uint64_t w[kPageBytes / 8];
       std::memcpy(w, p->bytes, kPageBytes);
-      for (uint64_t x : w) h.add(x);
-      p->digest = h.value();
+      uint64_t any = 0;
+      for (uint64_t x : w) h.add(x), any |= x;
+      p->digest = any ? h.value() : 0;  // a page of zeros reads as one never written
       p->digested = true;
     }
-    set += sim::StateHash().add(page).add(p->digest).value();
+    if (p->digest) set += sim::StateHash().add(page).add(p->digest).value();
   }
   drop_caches();  // the next write to a page goes through own_page, which clears its digest
   return set;
@@ -316,24 +317,25 @@ std::unique_ptr<GridState> clone_grid(const GridState& grid) { return std::make_
 
 void hash_grid(const GridState& grid, sim::StateHash& h) {
   h.add(grid.global.digest());
-  // Each CTA's shared memory up to the highest byte any warp used (every byte written lies below it:
-  // a digest taken when less was used covers the same contents), re-digested only once written.
+  // Each CTA's shared memory, re-digested only once written: its nonzero words with their places, up
+  // to the highest byte any warp used (every byte written lies below it), so that equal contents
+  // digest equal however much was used when each was taken.
   GridState& g = const_cast<GridState&>(grid);  // the digests are a cache of the contents
   const uint64_t used = std::min(grid.smem_touched, grid.smem_bytes);
   for (size_t c = 0; c < grid.shared.size(); ++c) {
     if (!g.shared_digested[c]) {
       static const std::vector<uint8_t> none;
       const std::vector<uint8_t>& s = grid.shared[c] ? *grid.shared[c] : none;
-      sim::StateHash d;
-      d.add(s.size());
+      sim::StateHash d;  // a block not allocated reads as zeros: the same digest
       const uint64_t n = std::min<uint64_t>(used, s.size());
       uint64_t i = 0;
       for (; i + 8 <= n; i += 8) {
         uint64_t v;
         std::memcpy(&v, s.data() + i, 8);
-        d.add(v);
+        if (v) d.add(i).add(v);
       }
-      for (; i < n; ++i) d.add(s[i]);
+      for (; i < n; ++i)
+        if (s[i]) d.add(i).add(s[i]);
       g.shared_digest[c] = d.value();
       g.shared_digested[c] = 1;
     }
