@@ -124,31 +124,30 @@ TEST(Exhaustive, TheConsumedPhaseFixIsProvenClean) {
   EXPECT_TRUE(s.outcome.empty()) << s.outcome;
 }
 
-TEST(Exhaustive, TheStateBoundStopsTheSearchAndSaysSo) {
+// A bound that ends the search leaves it incomplete, and the report says which bound and how to raise it.
+ExhaustiveResult stopped_by(void (*set)(ExhaustiveBounds&), const std::string& bound) {
   const CheckResult r = check("c_elected_release_fixed.scn");
   ExhaustiveBounds b = bounds();
-  b.max_states = 50;
+  set(b);
   const ExhaustiveResult s = exhaustive_search(r.kernel, {}, b);
   EXPECT_FALSE(s.complete);
-  EXPECT_EQ(s.stopped_by, "states");
-  EXPECT_GE(s.states, 50u);
+  EXPECT_EQ(s.stopped_by, bound);
   const std::string text = exhaustive_report(r, s, "x.scn", "");
-  EXPECT_NE(text.find("stopped by the states bound"), std::string::npos) << text;
+  EXPECT_NE(text.find("stopped by the " + bound + " bound"), std::string::npos) << text;
+  EXPECT_NE(text.find("--search-" + bound), std::string::npos) << text;
+  return s;
+}
+
+TEST(Exhaustive, TheStateBoundStopsTheSearchAndSaysSo) {
+  const ExhaustiveResult s = stopped_by([](ExhaustiveBounds& b) { b.max_states = 50; }, "states");
+  EXPECT_GE(s.states, 50u);
 }
 
 // The memory bound (resident MiB, polled every 256 steps of the search): a process holds more than
-// 1 MiB, so the search stops at its first poll, and the report says which bound.
+// 1 MiB, so the search stops at its first poll.
 TEST(Exhaustive, TheMemoryBoundStopsTheSearchAndSaysSo) {
-  const CheckResult r = check("c_elected_release_fixed.scn");
-  ExhaustiveBounds b = bounds();
-  b.max_memory_mib = 1;
-  const ExhaustiveResult s = exhaustive_search(r.kernel, {}, b);
-  EXPECT_FALSE(s.complete);
-  EXPECT_EQ(s.stopped_by, "memory");
+  const ExhaustiveResult s = stopped_by([](ExhaustiveBounds& b) { b.max_memory_mib = 1; }, "memory");
   EXPECT_LT(s.states, 1000u);
-  const std::string text = exhaustive_report(r, s, "x.scn", "");
-  EXPECT_NE(text.find("stopped by the memory bound"), std::string::npos) << text;
-  EXPECT_NE(text.find("--search-memory"), std::string::npos) << text;
 }
 
 TEST(Exhaustive, TwoSearchesCoverTheSameStatesAndFindTheSameTrail) {
