@@ -511,6 +511,21 @@ TEST_F(CheckCommand, RunawayScenarioIsStoppedAtMaxEventsAndExits3) {
   EXPECT_TRUE(has(timed.out, "raise --max-seconds to go on")) << timed.out;
 }
 
+// Unsigned counts and bounds refuse a negative value: the conversion would wrap it to a huge one
+// (`--max-events -5` ran as if there were no budget).
+TEST_F(CheckCommand, NegativeCountsAndBoundsExit2) {
+  for (const char* opt : {"--max-events", "--max-instructions", "--seed", "--search-states", "--search-memory"}) {
+    const CmdRun r = pipesim(tmp, {"check", opt, "-5", path_of("stale_wait_ok.scn")});
+    EXPECT_EQ(r.code, 2) << opt << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, std::string(opt) + ": a negative value (-5); this option takes a whole number >= 0")) << opt << "\n" << r.err;
+  }
+  const CmdRun count = pipesim(tmp, {"generate", "--count", "-5", "--out", (tmp.path() / "gen").string()});
+  EXPECT_EQ(count.code, 2) << count.out << count.err;
+  EXPECT_TRUE(has(count.err, "--count: a negative value (-5)")) << count.err;
+  const CmdRun zero = pipesim(tmp, {"check", "--max-events", "0", path_of("stale_wait_ok.scn")});
+  EXPECT_EQ(zero.code, 0) << zero.out << zero.err;
+}
+
 TEST_F(CheckCommand, TimingOverrideOfAnUnknownFieldOrABadValueExits2) {
   const CmdRun unknown = pipesim(tmp, {"check", "--timing", "tma_latency=400", path_of("stale_wait_ok.scn")});
   EXPECT_EQ(unknown.code, 2) << unknown.out << unknown.err;

@@ -463,11 +463,11 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   c->add_option("--launch", o->launch, "PTX kernels: the launch file (entry, grid, block, cluster, parameters; docs/ptx.md)")->type_name("FILE.json");
   c->add_option("--expect", o->expect, "PTX kernels: the verdict expected (ok, hang, error, error:KIND, stopped); default ok")->type_name("VERDICT");
   add_repeatable_option(*c, "-D", o->defines, "override a parameter: -D K=8192; for a PTX kernel a launch setting: -D grid=132 -D param.K=4096 (repeatable)")->type_name("NAME=VALUE");
-  c->add_option("--seed", o->seed, "seed for latency jitter and tie-breaking")->capture_default_str();
+  c->add_option("--seed", o->seed, "seed for latency jitter and tie-breaking")->check(not_negative())->capture_default_str();
   c->add_option("--jitter", o->jitter, "relative latency jitter in [0, 1), e.g. 0.1")->capture_default_str();
-  c->add_option("--max-events", o->max_events, "budget: stop the run after this many simulated events (verdict `stopped`, exit 3; 0: no limit)")->capture_default_str();
+  c->add_option("--max-events", o->max_events, "budget: stop the run after this many simulated events (verdict `stopped`, exit 3; 0: no limit)")->check(not_negative())->capture_default_str();
   c->add_option("--max-seconds", o->max_seconds, "budget: stop the run after this many seconds of host time (verdict `stopped`, exit 3; 0: no limit)")->capture_default_str();
-  c->add_option("--max-instructions", o->max_instructions, "budget: PTX kernels: stop after the warps executed this many instructions (verdict `stopped`, exit 3; 0: no limit)")->capture_default_str();
+  c->add_option("--max-instructions", o->max_instructions, "budget: PTX kernels: stop after the warps executed this many instructions (verdict `stopped`, exit 3; 0: no limit)")->check(not_negative())->capture_default_str();
   c->add_flag("--json", o->json, "machine-readable report (schema pipesim.check/1)");
   c->add_flag("-v,--verbose", o->verbose, "print every scenario's full report, and under a grouped finding what its instances say beyond it");
   c->add_flag("-q,--quiet", o->quiet, "print the verdict lines only (and no progress line); exit codes unchanged");
@@ -481,8 +481,8 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   c->add_option("--explore-jitter", o->explore_jitter, "jitter of the --explore runs")->capture_default_str();
   c->add_option("--search", o->search, "schedule search: adversarial (hold warps and copies at synchronising points, singly then in pairs, by 1 us .. the kernel's length; reports the fewest delays that change the verdict) or exhaustive (every interleaving of synchronising actions, untimed, for small configurations; reports a trail that changes the verdict)")
       ->type_name("adversarial");
-  c->add_option("--search-states", o->search_states, "bound of --search exhaustive: distinct states")->capture_default_str();
-  c->add_option("--search-memory", o->search_memory, "bound of --search exhaustive: resident memory in MiB (0: no limit)")->capture_default_str();
+  c->add_option("--search-states", o->search_states, "bound of --search exhaustive: distinct states")->check(not_negative())->capture_default_str();
+  c->add_option("--search-memory", o->search_memory, "bound of --search exhaustive: resident memory in MiB (0: no limit)")->check(not_negative())->capture_default_str();
   c->add_option("--search-por", o->search_por, "partial-order reduction of --search exhaustive (sleep sets, persistent sets): on, or off to explore every order")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();

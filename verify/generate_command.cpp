@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "verify/generate.hpp"
+#include "verify/inputs.hpp"
 
 namespace pipesim::verify {
 namespace {
@@ -75,8 +76,8 @@ int run_generate(const Options& o) {
 CLI::App* add_generate_command(CLI::App& app, std::function<int()>& action) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("generate", "Write random well-formed Hopper protocols (optionally with deliberate mistakes) as scenarios");
-  c->add_option("--seed", o->seed, "batch seed; scenario i uses seed * 2^20 + i (batches share no scenario)")->capture_default_str();
-  c->add_option("--count", o->count, "number of scenarios")->capture_default_str();
+  c->add_option("--seed", o->seed, "batch seed; scenario i uses seed * 2^20 + i (batches share no scenario)")->check(not_negative())->capture_default_str();
+  c->add_option("--count", o->count, "number of scenarios")->check(not_negative())->capture_default_str();
   c->add_option("--out", o->out, "output directory (created if missing)")->required();
   c->add_option("--mistake-rate", o->mistake_rate, "share of scenarios with one deliberate mistake, in [0, 1]")->capture_default_str();
   c->add_option("--max-trip", o->max_trip, "largest inner loop trip count, 1..8")->capture_default_str();

@@ -36,4 +36,15 @@ CLI::Option* add_repeatable_option(CLI::App& cmd, const std::string& name, std::
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
+const CLI::Validator& not_negative() {
+  static const CLI::Validator v(
+      [](std::string& value) {
+        const size_t at = value.find_first_not_of(" \t");
+        return at != std::string::npos && value[at] == '-' ? "a negative value (" + value + "); this option takes a whole number >= 0"
+                                                           : std::string();
+      },
+      "NUMBER >= 0");
+  return v;
+}
+
 }  // namespace pipesim::verify

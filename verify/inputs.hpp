@@ -18,4 +18,8 @@ std::vector<std::string> scenario_files(const std::vector<std::string>& args, st
 CLI::Option* add_repeatable_option(CLI::App& cmd, const std::string& name, std::vector<std::string>& out,
                                    const std::string& help);
 
+// A count or bound kept unsigned (`--max-events 1000`): refuses a negative value, which the
+// conversion would otherwise wrap to a huge one (a bound of "-5" read as no limit).
+const CLI::Validator& not_negative();
+
 }  // namespace pipesim::verify
