@@ -108,7 +108,7 @@ bool Engine::budget_spent(std::chrono::steady_clock::time_point t0) {
     // (a cold cache line each, 1344 warps for a persistent GEMM) was ~4 % of a PTX run.
     for (uint32_t id : ext_stepped_) {
       WarpRt& w = warps_[id];
-      const uint64_t n = ext(w)->instructions();
+      const uint64_t n = ext_view(w)->instructions();
       ext_executed_ += n - w.instructions_seen;
       w.instructions_seen = n;
     }
@@ -441,7 +441,7 @@ void Engine::finish() {
   res_.cta_group = observed_cta_group_;
   if (run_) {
     for (uint32_t s = 0; s < slots_; ++s) res_.barrier_names.push_back(run_->barrier_name(s));
-    for (const WarpRt& w : warps_) res_.instructions += ext(w)->instructions();
+    for (const WarpRt& w : warps_) res_.instructions += ext_view(w)->instructions();
   }
   bool waiting = false;
   for (WarpRt& w : warps_)

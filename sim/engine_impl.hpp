@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "sim/dram.hpp"
 #include "sim/event_queue.hpp"
@@ -380,9 +381,13 @@ class Engine {
   // pass, tells RunOptions::on_sync, and returns how long RunOptions::delays hold the warp there
   // (setting landing_delay for a late copy or commit).
   double schedule_hook(WarpRt& w);
-  // The op source of an external warp (the run owns it); null for a scenario warp.
-  ExternalWarp* ext(const WarpRt& w) const {
+  // The op source of an external warp (the run owns it), to run or answer it; null for a scenario
+  // warp. ext_view only reads it (a copy of the run never copies a warp for that).
+  ExternalWarp* ext(const WarpRt& w) {
     return w.external ? &run_->warp(static_cast<uint32_t>(&w - warps_.data())) : nullptr;
+  }
+  const ExternalWarp* ext_view(const WarpRt& w) const {
+    return w.external ? &std::as_const(*run_).warp(static_cast<uint32_t>(&w - warps_.data())) : nullptr;
   }
   WarpRt::ConsumedPhase& consumed_at(WarpRt& w, uint32_t s) {
     if (w.consumed.size() <= s) w.consumed.resize(std::max<size_t>(slots_, s + 1));

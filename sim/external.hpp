@@ -43,9 +43,11 @@ class ExternalRun {
  public:
   virtual ~ExternalRun() = default;
   // The op source of the engine's warp `id` (warp `warp` of CTA `cta`), made when its CTA starts on SM
-  // `sm`; the run keeps it, and warp(id) finds it again.
+  // `sm`; the run keeps it, and warp(id) finds it again: to run or answer it (a run may first copy a
+  // warp it shares with a copy of itself), or, const, only to read it.
   virtual ExternalWarp& start_warp(uint32_t id, int cta, int warp, int sm) = 0;
   virtual ExternalWarp& warp(uint32_t id) = 0;
+  virtual const ExternalWarp& warp(uint32_t id) const = 0;
   // Barrier slots discovered so far: a BarRef's index (array 0) is a slot below this.
   virtual uint32_t barrier_slots() const = 0;
   virtual std::string barrier_name(uint32_t slot) const = 0;

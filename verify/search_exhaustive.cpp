@@ -10,8 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
-
-#include <unistd.h>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -22,23 +21,17 @@
 namespace pipesim::verify {
 namespace {
 
-uint64_t peak_rss_kib() {
+// A line of /proc/self/status in KiB ("VmHWM:" the peak resident memory, "VmRSS:" now); 0 where it
+// cannot be read.
+uint64_t proc_status_kib(std::string_view key) {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line))
-    if (line.starts_with("VmHWM:")) return std::strtoull(line.c_str() + 6, nullptr, 10);
+    if (line.starts_with(key)) return std::strtoull(line.c_str() + key.size(), nullptr, 10);
   return 0;
 }
 
 // A scenario's line:col; a PTX kernel's source line (and its callers) with the PTX line.
-// Resident memory now, MiB (/proc/self/statm; 0 where it cannot be read).
-uint64_t rss_mib() {
-  std::ifstream in("/proc/self/statm");
-  uint64_t size = 0, resident = 0;
-  if (!(in >> size >> resident)) return 0;
-  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) >> 20;
-}
-
 std::string site_at(const sim::Kernel& k, uint32_t site) {
   if (site >= k.sites.size()) return "?";
   const sim::Site& s = k.sites[site];
@@ -243,7 +236,7 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
         res.stopped_by = "seconds";
         break;
       }
-      if (bounds.max_memory_mib > 0 && rss_mib() >= bounds.max_memory_mib) {
+      if (bounds.max_memory_mib > 0 && proc_status_kib("VmRSS:") / 1024 >= bounds.max_memory_mib) {
         res.stopped_by = "memory";
         break;
       }
@@ -321,7 +314,7 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
   }
   res.complete = !found && res.stopped_by.empty();
   res.seconds = elapsed_s();
-  res.peak_rss_kib = peak_rss_kib();
+  res.peak_rss_kib = proc_status_kib("VmHWM:");
   return res;
 }
 

@@ -287,8 +287,8 @@ class GridState {
   std::vector<std::shared_ptr<std::vector<uint8_t>>> shared;
   // Per CTA, for the exhaustive search's state hash (hash_grid): the digest of its shared memory,
   // and whether nothing wrote it since (a write through Exec::shared_bytes, a response, a release).
-  std::vector<uint64_t> shared_digest;
-  std::vector<uint8_t> shared_digested;
+  mutable std::vector<uint64_t> shared_digest;  // a cache of the contents
+  mutable std::vector<uint8_t> shared_digested;
   std::vector<uint32_t> shared_users;
   double instruction_ns = 0.57;
   // A warp's shared-memory access (ld / st / ldmatrix / stmatrix .shared) takes at least its bytes

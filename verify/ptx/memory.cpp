@@ -51,9 +51,10 @@ const GlobalMemory::Region* GlobalMemory::find(uint64_t addr, uint64_t bytes) co
   return nullptr;
 }
 
-GlobalMemory::GlobalMemory(const GlobalMemory& o) : regions_(o.regions_), pages_(o.pages_) {
-  o.drop_caches();
-  drop_caches();
+GlobalMemory::GlobalMemory(const GlobalMemory& o) {
+  o.drop_caches();  // first: the regions are copied without their page tables
+  regions_ = o.regions_;
+  pages_ = o.pages_;
 }
 
 void GlobalMemory::drop_caches() const {
@@ -320,10 +321,9 @@ void hash_grid(const GridState& grid, sim::StateHash& h) {
   // Each CTA's shared memory, re-digested only once written: its nonzero words with their places, up
   // to the highest byte any warp used (every byte written lies below it), so that equal contents
   // digest equal however much was used when each was taken.
-  GridState& g = const_cast<GridState&>(grid);  // the digests are a cache of the contents
   const uint64_t used = std::min(grid.smem_touched, grid.smem_bytes);
   for (size_t c = 0; c < grid.shared.size(); ++c) {
-    if (!g.shared_digested[c]) {
+    if (!grid.shared_digested[c]) {
       static const std::vector<uint8_t> none;
       const std::vector<uint8_t>& s = grid.shared[c] ? *grid.shared[c] : none;
       sim::StateHash d;  // a block not allocated reads as zeros: the same digest
@@ -336,10 +336,10 @@ void hash_grid(const GridState& grid, sim::StateHash& h) {
       }
       for (; i < n; ++i)
         if (s[i]) d.add(i).add(s[i]);
-      g.shared_digest[c] = d.value();
-      g.shared_digested[c] = 1;
+      grid.shared_digest[c] = d.value();
+      grid.shared_digested[c] = 1;
     }
-    h.add(g.shared_digest[c]);
+    h.add(grid.shared_digest[c]);
   }
 }
 

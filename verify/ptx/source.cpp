@@ -157,6 +157,7 @@ class PtxRun final : public sim::ExternalRun {
     return *warps_[id];
   }
   sim::ExternalWarp& warp(uint32_t id) override { return own(id); }
+  const sim::ExternalWarp& warp(uint32_t id) const override { return *warps_.at(id); }
   void set_untimed() override {
     notes_use_ = false;
     set_instruction_timing(*grid_, InstructionTiming{});  // no operand waits, no store paths
