@@ -27,7 +27,10 @@ bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
 
 }  // namespace
 
-void Engine::start_untimed() { launch_pending(0.0); }
+void Engine::start_untimed() {
+  continuations_ = std::make_shared<std::unordered_map<uint64_t, Continuation>>();
+  launch_pending(0.0);
+}
 
 const std::vector<uint64_t>& Engine::settle() {
   for (;;) {
@@ -203,7 +206,7 @@ uint64_t UntimedRun::state_hash() const { return e_->state_hash(); }
 
 uint64_t UntimedRun::choice_id(size_t i) const { return e_->choice_id(choice_seq(i)); }
 
-Footprint UntimedRun::footprint(size_t i) const { return e_->footprint(choice_seq(i)); }
+void UntimedRun::footprint(size_t i, Footprint& out) const { e_->footprint(choice_seq(i), out); }
 
 struct UntimedRun::FutureCache {
   std::unordered_map<uint64_t, Footprint> by_key;  // Engine::future_key -> the warp's future (Engine::futures)

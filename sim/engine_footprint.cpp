@@ -83,16 +83,22 @@ bool Footprint::conflicts(const Footprint& o, const std::vector<uint8_t>* pinned
 }
 
 void Footprint::merge(const Footprint& o) {
+  if (&o == this) return;
   everything |= o.everything;
   const bool both_sorted = sorted && o.sorted;
   const size_t mid = touches.size();
-  touches.insert(touches.end(), o.touches.begin(), o.touches.end());
+  touches.resize(mid + o.touches.size());
   if (!both_sorted) {
+    std::copy(o.touches.begin(), o.touches.end(), touches.begin() + static_cast<long>(mid));
     sorted = touches.size() <= 1;
     return;
   }
-  std::inplace_merge(touches.begin(), touches.begin() + static_cast<long>(mid), touches.end(),
-                     [](const Touch& a, const Touch& b) { return a.object < b.object; });
+  // Merged from the back into the grown vector (std::inplace_merge would allocate a buffer per call).
+  size_t i = mid, j = o.touches.size(), k = touches.size();
+  while (j > 0) {
+    if (i > 0 && o.touches[j - 1].object < touches[i - 1].object) touches[--k] = touches[--i];
+    else touches[--k] = o.touches[--j];
+  }
   compact();  // sorted already: only folds the duplicates
 }
 
@@ -220,14 +226,31 @@ void Engine::continuation(uint32_t id, Footprint& f, std::vector<uint32_t>& seen
     f.everything = true;
     return;
   }
-  WarpProgram p = w.prog;
-  Op op;
-  for (size_t n = 0; n < kPeekLimit; ++n) {
-    if (!p.next(op)) return exit_touches(id, f, seen);
-    if (synchronises(op.kind)) return;
-    op_touches(w, op, false, f);
+  // What the steps touch depends on the program point and on what future_key keys (the cached walk
+  // copied the warp's program at every state); only the exit reads the state around it.
+  const auto walk = [&](Footprint& into) {
+    WarpProgram p = w.prog;
+    Op op;
+    for (size_t n = 0; n < kPeekLimit; ++n) {
+      if (!p.next(op)) return true;
+      if (synchronises(op.kind)) return false;
+      op_touches(w, op, false, into);
+    }
+    into.everything = true;
+    return false;
+  };
+  if (!continuations_) {
+    if (walk(f)) exit_touches(id, f, seen);
+    return;
   }
-  f.everything = true;
+  const auto [it, fresh] = continuations_->try_emplace(future_key(id));
+  Continuation& c = it->second;
+  if (fresh) {
+    c.exits = walk(c.steps);
+    c.steps.compact();
+  }
+  f.merge(c.steps);
+  if (c.exits) exit_touches(id, f, seen);
 }
 
 void Engine::exit_touches(uint32_t id, Footprint& f, std::vector<uint32_t>& seen, bool wakes) const {
@@ -298,14 +321,17 @@ void Engine::publish_touches(uint32_t c, Footprint& f) const {
   f.add(Object::MbarrierInit, c, Footprint::kAnyIndex, Access::Read);
 }
 
-Footprint Engine::footprint(uint64_t seq) const {
-  Footprint f;
-  std::vector<uint32_t> seen;
+void Engine::footprint(uint64_t seq, Footprint& f) const {
+  f.touches.clear();
+  f.everything = false;
+  f.sorted = true;
+  thread_local std::vector<uint32_t> seen;  // every state asks for each choice's: no allocation each time
+  seen.clear();
   for (const Event& e : pending_) {
     if (e.seq != seq) continue;
     if (e.kind != EventKind::WarpStep) {
       landing_touches(e, f, seen);
-      return f;
+      return;
     }
     const WarpRt& w = warps_[e.target];
     op_touches(w, w.cur, false, f);
@@ -323,7 +349,7 @@ Footprint Engine::footprint(uint64_t seq) const {
       default: break;
     }
     continuation(e.target, f, seen);
-    return f;
+    return;
   }
   throw std::logic_error("untimed run: no pending event " + std::to_string(seq));
 }
@@ -398,73 +424,92 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
                                            const std::function<const Footprint&(uint32_t)>& future_of) const {
   const size_t n = choices_.size();
   if (n < 2 || next_cluster_ < static_cast<int>(clusters_.size())) return {};
-  std::vector<uint32_t> warp_of(n, kNoWarp);
-  std::vector<uint8_t> poised(warps_.size(), 0), retrying(n, 0);
+  // Called at every state of the search: its working vectors keep their capacity from call to call
+  // (allocation was a third of its time).
+  struct Scratch {
+    std::vector<uint32_t> warp_of;
+    std::vector<uint8_t> poised, retrying, in, woken, pinned;
+    std::vector<uint32_t> waiting;       // warps that wait ...
+    std::vector<Footprint> wakes;        // ... and what wakes them (a write to it); capacity reused
+    std::vector<const Footprint*> futures;
+    std::vector<size_t> seeds;
+    Footprint t;
+  };
+  thread_local Scratch x;
+  x.warp_of.assign(n, kNoWarp);
+  x.poised.assign(warps_.size(), 0);
+  x.retrying.assign(n, 0);
   for (size_t i = 0; i < n; ++i)
     for (const Event& e : pending_)
       if (e.seq == choices_[i] && e.kind == EventKind::WarpStep) {
-        warp_of[i] = e.target;
-        poised[e.target] = 1;
-        retrying[i] = warps_[e.target].cur.kind == OpKind::ClusterArrive;
+        x.warp_of[i] = e.target;
+        x.poised[e.target] = 1;
+        x.retrying[i] = warps_[e.target].cur.kind == OpKind::ClusterArrive;
       }
   // Warps that wait: what wakes them (a write to it).
-  std::vector<std::pair<uint32_t, Footprint>> waiting;
-  for (uint32_t x = 0; x < warps_.size(); ++x) {
-    const WarpRt& w = warps_[x];
-    if (poised[x] || w.status == WarpStatus::Exited || w.status == WarpStatus::Faulted) continue;
-    Footprint wake;
+  x.waiting.clear();
+  for (uint32_t id = 0; id < warps_.size(); ++id) {
+    const WarpRt& w = warps_[id];
+    if (x.poised[id] || w.status == WarpStatus::Exited || w.status == WarpStatus::Faulted) continue;
+    if (x.wakes.size() <= x.waiting.size()) x.wakes.emplace_back();
+    Footprint& wake = x.wakes[x.waiting.size()];
+    wake.touches.clear();
+    wake.everything = false;
+    wake.sorted = true;
     // A guarded wait (poised, no choice until its phase completes: Engine::settle) waits as a blocked one.
     if (w.block == Block::Mbarrier || wait_would_block(w)) wake.add(Object::Mbarrier, u(w.cta), slot(w.cur.bar), Access::Read);
     else if (w.block == Block::Named) wake.add(Object::Named, u(w.cta), static_cast<uint32_t>(w.cur.a), Access::Read);
     else if (w.block == Block::Cluster) wake.add(Object::Cluster, u(cluster_of(w.cta)), 0, Access::Read);
     else wake.everything = true;
-    waiting.emplace_back(x, std::move(wake));
+    x.waiting.push_back(id);
   }
   // Each warp's future once per state (future_of hashes the warp's program to find it).
-  std::vector<const Footprint*> futures(warps_.size(), nullptr);
-  const auto future_at = [&](uint32_t x) -> const Footprint& {
-    if (!futures[x]) futures[x] = &future_of(x);
-    return *futures[x];
+  x.futures.assign(warps_.size(), nullptr);
+  const auto future_at = [&](uint32_t id) -> const Footprint& {
+    if (!x.futures[id]) x.futures[id] = &future_of(id);
+    return *x.futures[id];
   };
   std::vector<size_t> best;
   size_t best_size = n;
-  std::vector<uint8_t> in(n), woken(waiting.size());
   // CTAs with a warp in the set or woken only through it: on the paths that avoid the set they
   // never end, so their other warps' exits change nothing the set reads (Footprint::conflicts).
-  std::vector<uint8_t> pinned(ctas_.size());
   // Seeds in a fixed order (warps by id, then events), not the path's order of the choices: states
   // that pick the same warp's set again serialise independent parts of the kernel instead of
   // interleaving them (ties keep the first).
-  std::vector<size_t> seeds(n);
-  for (size_t i = 0; i < n; ++i) seeds[i] = i;
-  std::stable_sort(seeds.begin(), seeds.end(), [&](size_t a, size_t b) { return warp_of[a] < warp_of[b]; });
-  for (size_t seed : seeds) {
-    if (retrying[seed] || prints[seed].everything) continue;
-    std::fill(in.begin(), in.end(), 0);
-    std::fill(woken.begin(), woken.end(), 0);
-    std::fill(pinned.begin(), pinned.end(), 0);
-    in[seed] = 1;
-    if (warp_of[seed] != kNoWarp) pinned[static_cast<size_t>(warps_[warp_of[seed]].cta)] = 1;
+  x.seeds.resize(n);
+  for (size_t i = 0; i < n; ++i) x.seeds[i] = i;
+  std::stable_sort(x.seeds.begin(), x.seeds.end(), [&](size_t a, size_t b) { return x.warp_of[a] < x.warp_of[b]; });
+  Footprint& t = x.t;
+  for (size_t seed : x.seeds) {
+    if (best_size == 0) break;  // nothing to take: no later seed does better
+    if (x.retrying[seed] || prints[seed].everything || (asleep[seed] ? 0u : 1u) >= best_size) continue;
+    x.in.assign(n, 0);
+    x.woken.assign(x.waiting.size(), 0);
+    x.pinned.assign(ctas_.size(), 0);
+    x.in[seed] = 1;
+    if (x.warp_of[seed] != kNoWarp) x.pinned[static_cast<size_t>(warps_[x.warp_of[seed]].cta)] = 1;
     size_t size = asleep[seed] ? 0 : 1;  // what the set leaves to take: its members awake
-    Footprint t = prints[seed];
+    t.touches.assign(prints[seed].touches.begin(), prints[seed].touches.end());
+    t.everything = prints[seed].everything;
+    t.sorted = prints[seed].sorted;
     bool grew = true, failed = false;
     while (grew && !failed && size < best_size) {
       grew = false;
       if (!t.sorted) t.compact();  // conflicts() walks a sorted one beside each future (Read + Add: Write, conservative)
       for (size_t j = 0; j < n && !failed; ++j) {
-        if (in[j] || !t.conflicts(warp_of[j] == kNoWarp ? prints[j] : future_at(warp_of[j]), &pinned)) continue;
-        failed |= retrying[j] != 0;
-        in[j] = 1;
-        if (warp_of[j] != kNoWarp) pinned[static_cast<size_t>(warps_[warp_of[j]].cta)] = 1;
+        if (x.in[j] || !t.conflicts(x.warp_of[j] == kNoWarp ? prints[j] : future_at(x.warp_of[j]), &x.pinned)) continue;
+        failed |= x.retrying[j] != 0;
+        x.in[j] = 1;
+        if (x.warp_of[j] != kNoWarp) x.pinned[static_cast<size_t>(warps_[x.warp_of[j]].cta)] = 1;
         size += !asleep[j];
         t.merge(prints[j]);
         grew = true;
       }
-      for (size_t k = 0; k < waiting.size() && !failed; ++k) {
-        if (woken[k] || !t.conflicts(future_at(waiting[k].first), &pinned)) continue;
-        woken[k] = 1;
-        pinned[static_cast<size_t>(warps_[waiting[k].first].cta)] = 1;
-        t.merge(waiting[k].second);
+      for (size_t k = 0; k < x.waiting.size() && !failed; ++k) {
+        if (x.woken[k] || !t.conflicts(future_at(x.waiting[k]), &x.pinned)) continue;
+        x.woken[k] = 1;
+        x.pinned[static_cast<size_t>(warps_[x.waiting[k]].cta)] = 1;
+        t.merge(x.wakes[k]);
         grew = true;
       }
       failed |= t.everything;
@@ -472,7 +517,7 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
     if (failed || size >= best_size) continue;  // ties keep the first
     best.clear();
     for (size_t j = 0; j < n; ++j)
-      if (in[j]) best.push_back(j);
+      if (x.in[j]) best.push_back(j);
     best_size = size;
   }
   return best;

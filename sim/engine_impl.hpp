@@ -257,7 +257,7 @@ class Engine {
   // ------------------------------------ partial-order reduction (sim/explore.hpp, engine_footprint.cpp)
   // What choice `seq` touches: its op or landing, then the steps that run before the next choice
   // (the warp's own up to its next synchronising op, those of the warps it may wake, an exit).
-  Footprint footprint(uint64_t seq) const;
+  void footprint(uint64_t seq, Footprint& f) const;  // replaces f's touches (keeping its capacity)
   uint64_t choice_id(uint64_t seq) const;
   // The warp's remaining program (every op, what its copies and arrivals will touch, its exit) and
   // a key of where it stands in it (equal keys, equal futures).
@@ -622,6 +622,14 @@ class Engine {
   std::vector<std::vector<uint32_t>> wake_lists_;
   std::vector<uint32_t> free_wake_lists_;
   RunResult res_;
+  // An untimed run's continuations (Engine::continuation): the steps a warp runs from a program
+  // point up to its next synchronising op, keyed by future_key. Shared by every copy of the run
+  // (the search is single-threaded); null in a timed run.
+  struct Continuation {
+    Footprint steps;     // what those steps touch, exit aside
+    bool exits = false;  // the program ends before a synchronising op: the warp exits
+  };
+  std::shared_ptr<std::unordered_map<uint64_t, Continuation>> continuations_;
   std::vector<Event> pending_;      // RunOptions::untimed: the events, unordered (engine_explore.cpp)
   std::vector<uint64_t> choices_;   // settle's answer
 };

@@ -107,8 +107,8 @@ class UntimedRun {
   // choices, the same in every state where the same transition is open: the warp for a poised op,
   // the event's content for an arrival (two pending events of equal content are one transition).
   uint64_t choice_id(size_t i) const;
-  // What choice i touches in this state (Footprint).
-  Footprint footprint(size_t i) const;
+  // What choice i touches in this state (Footprint), into `out` (replaced; its capacity is reused).
+  void footprint(size_t i, Footprint& out) const;
   // A persistent set of this state's choices (their footprints `prints`; `asleep`: not to be
   // taken): no order of the other choices and what follows them, up to one of the set, conflicts
   // with the set, so only the set need be tried here. Indices, ascending; empty: none smaller than

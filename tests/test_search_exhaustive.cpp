@@ -336,7 +336,10 @@ TEST(Footprint, ChoicesJudgedIndependentCommute) {
           child.take(i);
           todo.push_back(std::move(child));
           for (size_t j = i + 1; j < open; ++j) {
-            if (run.footprint(i).conflicts(run.footprint(j))) continue;
+            sim::Footprint fi, fj;
+            run.footprint(i, fi);
+            run.footprint(j, fj);
+            if (fi.conflicts(fj)) continue;
             ++pairs;
             const uint64_t a = run.choice_id(i), b = run.choice_id(j);
             sim::UntimedRun ij = run, ji = run;
