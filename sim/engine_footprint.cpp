@@ -226,8 +226,9 @@ void Engine::continuation(uint32_t id, Footprint& f, std::vector<uint32_t>& seen
     f.everything = true;
     return;
   }
-  // What the steps touch depends on the program point and on what future_key keys (the cached walk
-  // copied the warp's program at every state); only the exit reads the state around it.
+  // What the steps touch depends only on the program point and what future_key adds to it, so an
+  // untimed run walks each point once (walking copies the warp's program); the exit's touches read
+  // the live state and are taken each time.
   const auto walk = [&](Footprint& into) {
     WarpProgram p = w.prog;
     Op op;
