@@ -47,13 +47,15 @@ constexpr Timing kHopperTiming{
     // (kernels/interp/tmaprobe.cu case 4, `tmaprobe l2`, H100 SXM 2026-11-25, docs/runs/tmaprobe-l2-h100-
     // 2026-11-25.txt): 132 SMs, each a ring of 3 x 64 KiB copies out of an 8 MiB window, 21.4-22.2 TB/s,
     // i.e. each SM at its own intake (~170 B/ns, sm_copy_bytes_per_ns): the L2 was not the limit, so this
-    // is a lower bound. Spread over a 24 or 40 MiB window (more than one 25 MB partition can hold a copy
-    // of) the same rings get 7.7-7.8 TB/s, at depths 2 to 6 and copies of 32 or 64 KiB alike: the rate
-    // once the L2 holds more than half its capacity (l2_far_bytes_per_ns; not fitted to any GEMM row).
-    // Not modelled: in the same probe 132 SMs reading the same lines together still get 13-22 TB/s.
+    // is a lower bound. The same rings spread over a window of 9 MiB or more get 7.3-9.3 TB/s (7.7-7.8
+    // from 20 MiB on), at depths 2 to 6 and copies of 32 or 64 KiB alike, and so do rings that each
+    // read only their own 1/132 of a 12-32 MiB window: what sets the rate is how many distinct lines
+    // are read, not each SM's span (docs/runs/tmaprobe-l2-h100-2026-11-26.txt). Not fitted to any GEMM
+    // row. Not modelled: 132 SMs reading the same lines of a 24 MiB window together get 13-22 TB/s.
     .l2_bytes = 50e6,
     .l2_bytes_per_ns = 22200.0,
-    .l2_far_bytes_per_ns = 7800.0,
+    .l2_fast_set_bytes = 8.0 * 1024 * 1024,
+    .l2_slow_bytes_per_ns = 7800.0,
     // Copies do not land in issue order: in bug 11's device trace one CTA's four copies land 1.4-2 us
     // apart, a straggler up to 5 us late; the native burst probe (case 2b) spreads CTA ends by 1 us.
     .tma_straggler_ns = 2000.0,
@@ -132,7 +134,8 @@ constexpr Timing kBlackwellTiming{
     // (148 / 132 x 1.965 / 1.98), as that figure is the SMs' intake rather than the L2's own limit.
     .l2_bytes = 126e6,
     .l2_bytes_per_ns = 24700.0,
-    .l2_far_bytes_per_ns = 0,  // not measured on Blackwell (two dies, no device): one rate
+    .l2_fast_set_bytes = 0,
+    .l2_slow_bytes_per_ns = 0,  // not measured on Blackwell (two dies, no device): one rate
     .warp_start_skew_ns = 250.0,  // assumed as on Hopper: roles' prologues differ on every architecture
     .smem_bytes_per_ns = 128.0 * 1.965,
     .op_issue_ns = 2.0,
@@ -295,7 +298,8 @@ constexpr NamedTimingField kTimingFields[] = {
     {"dram_copy_overlap", &Timing::dram_copy_overlap},
     {"l2_bytes", &Timing::l2_bytes},
     {"l2_bytes_per_ns", &Timing::l2_bytes_per_ns},
-    {"l2_far_bytes_per_ns", &Timing::l2_far_bytes_per_ns},
+    {"l2_fast_set_bytes", &Timing::l2_fast_set_bytes},
+    {"l2_slow_bytes_per_ns", &Timing::l2_slow_bytes_per_ns},
     {"tma_straggler_ns", &Timing::tma_straggler_ns},
     {"warp_start_skew_ns", &Timing::warp_start_skew_ns},
     {"smem_bytes_per_ns", &Timing::smem_bytes_per_ns},

@@ -57,11 +57,13 @@ struct Timing {
   // every byte from the DRAM.
   double l2_bytes = 0;
   double l2_bytes_per_ns = 0;
-  // The H100's L2 is two partitions, each caching for the SMs attached to it; a box held in the other
-  // partition only crosses between them (sim/l2.hpp, L2Cache::spills_partition). While the L2 holds
-  // more than half its capacity, every partition can no longer keep a copy of all it holds, and its
-  // hits are served at this rate device-wide instead of l2_bytes_per_ns. 0: one rate for every hit.
-  double l2_far_bytes_per_ns = 0;
+  // The H100 serves hits at l2_bytes_per_ns only while the set of lines being read is small: once the
+  // boxes the L2 holds total more than l2_fast_set_bytes, its hits are served at l2_slow_bytes_per_ns
+  // device-wide (the `tmaprobe l2` windows: 8 MiB fast, 9 MiB and up slow; why is not known, and it is
+  // not the traffic between the L2's two partitions, which Nsight Compute counts near zero in both).
+  // l2_slow_bytes_per_ns = 0: one rate for every hit.
+  double l2_fast_set_bytes = 0;
+  double l2_slow_bytes_per_ns = 0;
   double tma_straggler_ns = 0;      // interleaving search only: how late a straggling copy may land
   double warp_start_skew_ns = 0;    // interleaving search only: a warp's first op starts up to this late
   double smem_bytes_per_ns = 0;     // per SM, what a bulk store reads out of smem

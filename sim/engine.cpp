@@ -51,7 +51,7 @@ Engine::Engine(const Kernel& k, const RunOptions& o)
       // Untimed runs keep no L2 (nothing there is timed; the explorer copies engines, sim/explore.hpp).
       l2_(tm_.l2_bytes_per_ns > 0 && !o.untimed ? tm_.l2_bytes : 0),
       l2_hits_(tm_.l2_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)),
-      l2_far_(tm_.l2_far_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)) {
+      l2_slow_(tm_.l2_slow_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)) {
   tm_.op_issue_ns *= o.issue_scale;
   tm_.tma_issue_ns *= o.issue_scale;
   tm_.mma_issue_ns *= o.issue_scale;

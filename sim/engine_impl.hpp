@@ -492,7 +492,7 @@ class Engine {
   struct DramCopy {
     bool store = false;  // a bulk store takes bandwidth; its completion is timed by the store itself
     bool from_l2 = false;  // an L2 hit: served by l2_hits_ instead of the DRAM
-    bool l2_far = false;   // an L2 hit across its partitions: served by l2_far_ (Timing::l2_far_bytes_per_ns)
+    bool l2_slow = false;  // an L2 hit past the fast set: served by l2_slow_ (Timing::l2_slow_bytes_per_ns)
     uint32_t target = 0, slot = 0, site = 0, from = 0;
     int64_t bytes = 0, phase = 0;
     double dram_bytes = 0;
@@ -504,7 +504,7 @@ class Engine {
   // finish later leaves the earlier event pending (it fires, finds nothing done and schedules again),
   // so only changes that bring a finish forward cost an event.
   void schedule_dram() {
-    const double t = std::min({dram_.next_done(), l2_hits_.next_done(), l2_far_.next_done()});
+    const double t = std::min({dram_.next_done(), l2_hits_.next_done(), l2_slow_.next_done()});
     if (t < dram_event_at_) {
       dram_event_at_ = t;
       push(t, EventKind::DramDone, 0);
@@ -589,7 +589,7 @@ class Engine {
   DramQueue dram_;
   L2Cache l2_;          // which boxes the L2 holds (hit or miss)
   DramQueue l2_hits_;   // the L2's bandwidth, shared by the SMs as the DRAM's is
-  DramQueue l2_far_;    // the same once its partitions no longer each hold a copy (L2Cache::spills_partition)
+  DramQueue l2_slow_;   // the same once the L2 holds more than Timing::l2_fast_set_bytes
   double dram_event_at_ = std::numeric_limits<double>::infinity();  // the earliest DramDone pending
   // Copies in flight for the loaded latency: (landing time, bytes), earliest landing on top; the
   // bytes of copies the DRAM has not served yet are counted but have no landing time.

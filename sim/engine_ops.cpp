@@ -517,7 +517,7 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
   // served by the L2 (no DRAM bytes, no loaded DRAM latency; the same round trip otherwise: the native
   // probe's 4 KiB copy took 425.8 ns from the L2, 435 from the DRAM), a miss by the DRAM.
   const bool from_l2 = l2_.read(op.box, op.a);
-  const bool l2_far = from_l2 && tm_.l2_far_bytes_per_ns > 0 && l2_.spills_partition();
+  const bool l2_slow = from_l2 && tm_.l2_slow_bytes_per_ns > 0 && l2_.held_bytes() > tm_.l2_fast_set_bytes;
   if (!from_l2) dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
   const double latency = jit(tm_.tma_latency_ns);
   const double loaded = from_l2 ? 0.0 : count_in_flight(op.a);
@@ -556,7 +556,7 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
     dc.inflight_site = op.site;
     dc.inflight_warp = id;
     dram_add(cta(dst_data).sm, cap,
-             DramCopy{.store = false, .from_l2 = from_l2, .l2_far = l2_far, .target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
+             DramCopy{.store = false, .from_l2 = from_l2, .l2_slow = l2_slow, .target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
                       .phase = dc.bars[s].completed, .dram_bytes = dram_bytes,
                       // it enters the DRAM with the op; the issue cost delays its landing instead
                       .latency = latency + (issued - now_) + straggle() + w.landing_delay, .loaded = loaded, .span = span});

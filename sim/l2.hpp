@@ -30,12 +30,6 @@ class L2Cache {
   // A store of `bytes` to box `key` (0: unknown, not kept): the box is held from now on.
   void write(uint64_t key, int64_t bytes);
 
-  // The H100's L2 is two partitions, each caching for the SMs attached to it (NVIDIA H100 whitepaper);
-  // a partition holds a copy of what its SMs read as long as it fits. Once the boxes held exceed half
-  // the capacity, a partition can no longer hold all of them, and hits come across from the other one
-  // (Timing::l2_far_bytes_per_ns; the probe's 8 MiB vs 24 MiB windows, docs/calibration.md).
-  bool spills_partition() const { return held_ > capacity_ / 2; }
-
   int64_t hit_bytes() const { return hit_bytes_; }
   int64_t miss_bytes() const { return miss_bytes_; }
   double held_bytes() const { return held_; }

@@ -79,13 +79,18 @@ TEST(L2Cache, AStoredBoxIsHeldAndNoL2HoldsNothing) {
   EXPECT_FALSE(none.read(9, 200));
 }
 
-TEST(L2Cache, ItSpillsAPartitionOnceItHoldsMoreThanHalf) {
-  L2Cache l2(1000);  // two partitions of 500
+TEST(L2Cache, ItCountsTheBytesItHolds) {
+  L2Cache l2(1000);
   l2.read(1, 250);
   l2.read(2, 250);
-  EXPECT_FALSE(l2.spills_partition());  // 500: each half can still hold a copy of all
-  l2.read(3, 100);
-  EXPECT_TRUE(l2.spills_partition());
+  l2.read(1, 250);  // a hit holds nothing more
+  EXPECT_EQ(l2.held_bytes(), 500);
+  l2.write(3, 100);
+  EXPECT_EQ(l2.held_bytes(), 600);
+  l2.read(4, 600);  // evicts the least recent (2) to stay within 1000
+  EXPECT_EQ(l2.held_bytes(), 950);
+  EXPECT_TRUE(l2.read(1, 250));
+  EXPECT_FALSE(l2.read(2, 250));
 }
 
 TEST(L2Cache, BoxKeysDifferByTensorAndCoordinates) {
@@ -142,27 +147,27 @@ TEST(L2Engine, ReReadTilesHitAndRunFaster) {
   EXPECT_EQ(off.result.end_ns, own.result.end_ns);  // without the L2: every byte from the DRAM
 }
 
-// Hits are served at l2_far_bytes_per_ns only once the L2 holds more than half its capacity (its two
-// partitions can no longer each keep a copy): kReread's shared boxes are 2 MiB.
-pipesim::verify::CheckResult run_l2(double l2_bytes, double far_bytes_per_ns) {
+// Hits are served at l2_slow_bytes_per_ns only once the L2 holds more than l2_fast_set_bytes:
+// kReread's shared boxes are 2 MiB.
+pipesim::verify::CheckResult run_l2(double fast_set_bytes, double slow_bytes_per_ns) {
   pipesim::verify::CheckOptions o;
   o.defines = {{"SAME", 1}};
-  o.run.timing_overrides.emplace_back(&pipesim::model::Timing::l2_bytes, l2_bytes);
-  o.run.timing_overrides.emplace_back(&pipesim::model::Timing::l2_far_bytes_per_ns, far_bytes_per_ns);
+  o.run.timing_overrides.emplace_back(&pipesim::model::Timing::l2_fast_set_bytes, fast_set_bytes);
+  o.run.timing_overrides.emplace_back(&pipesim::model::Timing::l2_slow_bytes_per_ns, slow_bytes_per_ns);
   pipesim::verify::CheckResult r = pipesim::verify::check_text("reread.scn", kReread, o);
   EXPECT_FALSE(r.bad_input) << r.diagnostic;
   return r;
 }
 
-TEST(L2Engine, HitsCrossPartitionsOnlyOnceTheL2HoldsMoreThanHalf) {
+TEST(L2Engine, HitsSlowDownOnlyOnceTheL2HoldsMoreThanItsFastSet) {
   const double mib = 1024.0 * 1024.0;
   const double slow = 100;  // B/ns: far below the 8 CTAs' intake, so it shows in the end time
-  // 2 MiB held of 5 MiB: every hit at l2_bytes_per_ns, whatever the far rate.
-  EXPECT_EQ(run_l2(5 * mib, slow).result.end_ns, run_l2(5 * mib, 0).result.end_ns);
-  // 2 MiB held of 3 MiB: the hits after the first 1.5 MiB come across at the far rate.
-  const auto spilled = run_l2(3 * mib, slow), one_rate = run_l2(3 * mib, 0);
-  EXPECT_EQ(spilled.result.l2_hit_bytes, one_rate.result.l2_hit_bytes);  // where from, not hit or miss
-  EXPECT_GT(spilled.result.end_ns, 2 * one_rate.result.end_ns);
+  // 2 MiB held, a 2 MiB fast set: every hit at l2_bytes_per_ns, whatever the slow rate.
+  EXPECT_EQ(run_l2(2 * mib, slow).result.end_ns, run_l2(2 * mib, 0).result.end_ns);
+  // A 1 MiB fast set: the hits after the first 1 MiB is held come at the slow rate.
+  const auto slowed = run_l2(1 * mib, slow), one_rate = run_l2(1 * mib, 0);
+  EXPECT_EQ(slowed.result.l2_hit_bytes, one_rate.result.l2_hit_bytes);  // how fast, not hit or miss
+  EXPECT_GT(slowed.result.end_ns, 2 * one_rate.result.end_ns);
 }
 
 // A cluster of 2 multicasts each box to both CTAs: one read of the box, not two.

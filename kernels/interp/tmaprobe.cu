@@ -89,15 +89,21 @@ __global__ void stream(const uint8_t* src, uint64_t base, uint32_t bytes, int de
   __syncwarp();
   // In a window (case 4) the CTAs start evenly spread over it, or all at `base` when it is 1 (the same
   // lines read by every SM at about the same time, as a GEMM's A and B tiles are).
+  // base 2: each CTA cycles through its own slice (window / CTAs) only: as many distinct lines as a
+  // spread window, but each SM's span is 1/CTAs of it.
   uint64_t cursor = window == kSrcBytes ? base + uint64_t(blockIdx.x) * uint64_t(per_cta) * bytes
                     : base == 1         ? 0
                                         : uint64_t(blockIdx.x) * (window / gridDim.x / bytes) * bytes;
+  const uint64_t slice = window / gridDim.x / bytes * bytes;
+  const bool own = window != kSrcBytes && base == 2;
+  const uint64_t lo = own ? cursor : 0, span = own ? slice : window;
+  if (own) cursor = 0;
   const uint64_t g0 = gt(), c0 = clk();
   unsigned long long rt = 0;
   if (lane == 0)
     for (int j = 0; j < depth && j < per_cta; ++j) {
       issued[j] = clk();
-      expect_and_copy(&bars[j], smem + size_t(j) * bytes, src + (cursor % window), bytes);
+      expect_and_copy(&bars[j], smem + size_t(j) * bytes, src + lo + (cursor % span), bytes);
       cursor += bytes;
     }
   __syncwarp();
@@ -110,7 +116,7 @@ __global__ void stream(const uint8_t* src, uint64_t base, uint32_t bytes, int de
       rt += now - issued[j];
       if (i + depth < per_cta) {
         issued[j] = now;
-        expect_and_copy(&bars[j], smem + size_t(j) * bytes, src + (cursor % window), bytes);
+        expect_and_copy(&bars[j], smem + size_t(j) * bytes, src + lo + (cursor % span), bytes);
         cursor += bytes;
       }
     }
@@ -215,10 +221,20 @@ int main(int argc, char** argv) {
     std::printf("\n== 4. L2: CTAs (one per SM) stream rings of copies out of a window of src; GB/s, median of 3 launches\n");
     std::printf("%10s %5s %8s %6s %5s %10s %12s\n", "window MiB", "same", "bytes", "depth", "CTAs", "GB/s", "round trip");
     std::printf("   same = 1: every CTA starts at the window's start (they read the same lines together)\n");
-    for (auto [window_mib, same] : std::vector<std::pair<uint64_t, int>>{{8, 0}, {8, 1}, {24, 0}, {24, 1}, {40, 0}, {64, 0}, {2048, 0}}) {
-      for (auto [bytes, depth, ctas] : std::vector<std::tuple<uint32_t, int, int>>{
-               {32768, 4, sms}, {16384, 8, sms}, {16384, 4, sms}, {32768, 6, sms}, {8192, 8, sms}, {65536, 2, sms}, {65536, 3, sms},
-               {32768, 4, 16}, {16384, 4, 16}, {65536, 2, 16}, {32768, 4, 66}}) {
+    std::printf("   same = 2: each CTA reads only its own slice (window / CTAs) over and over\n");
+    // `tmaprobe l2 W...`: only these windows (MiB, spread), and only the rows that measure bandwidth.
+    std::vector<std::pair<uint64_t, int>> windows{{8, 0}, {8, 1}, {24, 0}, {24, 1}, {40, 0}, {64, 0}, {2048, 0}};
+    std::vector<std::tuple<uint32_t, int, int>> rows{
+        {32768, 4, sms}, {16384, 8, sms}, {16384, 4, sms}, {32768, 6, sms}, {8192, 8, sms}, {65536, 2, sms}, {65536, 3, sms},
+        {32768, 4, 16}, {16384, 4, 16}, {65536, 2, 16}, {32768, 4, 66}};
+    if (argc > 2) {
+      windows.clear();
+      // W: spread over W MiB; W/s: each CTA in its own slice of W MiB (same = 2).
+      for (int a = 2; a < argc; ++a) windows.emplace_back(std::stoull(argv[a]), std::string(argv[a]).find("/s") != std::string::npos ? 2 : 0);
+      rows = {{65536, 3, sms}, {65536, 2, sms}, {32768, 4, sms}, {32768, 6, sms}};
+    }
+    for (auto [window_mib, same] : windows) {
+      for (auto [bytes, depth, ctas] : rows) {
         const int per_cta = 384;
         std::vector<double> g, r;
         for (int rep = 0; rep < 4; ++rep) {
