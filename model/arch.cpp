@@ -17,16 +17,19 @@ constexpr Timing kHopperTiming{
     // 9): tools/fit_tma_probe.py --dram, mean |model/device - 1| 3.7 / 3.0 / 3.7 %. (3180, measured
     // through the interpreter's stream when the DRAM was one first-come queue: cold starts 15.8 %.)
     .hbm_bytes_per_ns = 3060.0,
-    // A copy lands T0 after its destination SM's copy queue has taken it in, which takes
-    // max(tma_copy_min_ns, bytes / sm_copy_bytes_per_ns) after the SM's earlier copies. Native probe
-    // kernels/interp/tmaprobe.cu (H100, 2026-11-21, session 4; docs/calibration.md): one SM alone,
-    // 1..8 copies of 1..96 KiB, round trips 474 ns (1 KiB) .. 931 ns (96 KiB), back-to-back small
-    // copies ~74 ns apart. Fitted through this model on those 23 cases (tools/fit_tma_probe.py): mean
-    // |model/device - 1| 5.4 % (the constants before, 415 ns / 90 B/ns / none: 22.5 %).
-    .tma_latency_ns = 420.0,
+    // A copy enters the memory system when its issuing SM's TMA unit takes it, at most one every
+    // tma_copy_min_ns (native probe kernels/interp/mcastprobe.cu, 2026-11-26: four SMs that each
+    // multicast 8 copies to all four fill each with 32 copies in 0.9-1.0 us, so the ~74 ns a copy
+    // that one SM alone shows is its issuer's, not its receiver's); its destination SM takes its
+    // copies in one after another at sm_copy_bytes_per_ns; it lands T0 after. Fitted through this
+    // model (tools/fit_tma_probe.py) to the native probe kernels/interp/tmaprobe.cu case 1 (H100,
+    // 2026-11-21): one SM alone, 1..8 copies of 1..96 KiB, round trips 474 ns (1 KiB) .. 931 ns
+    // (96 KiB), back-to-back small copies ~74 ns apart: mean |model/device - 1| 3.6 % over the 23
+    // rows (with the minimum at the receiver, 420 ns / 180 B/ns / 70 ns: 5.4 %).
+    .tma_latency_ns = 460.0,
     .tma_issue_ns = 10.0,
-    .sm_copy_bytes_per_ns = 180.0,
-    .tma_copy_min_ns = 70.0,
+    .sm_copy_bytes_per_ns = 195.0,
+    .tma_copy_min_ns = 75.0,
     // Loaded latency: with 132 SMs streaming (native probe case 2a, 45 rings of 33..132 SMs x 1..12
     // copies of 4..32 KiB) the round trip grows with the bytes in flight device-wide long before the
     // DRAM saturates (838 ns at 2 MiB against 550 ns alone). Fitted through the model with

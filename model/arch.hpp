@@ -35,7 +35,7 @@ struct Timing {
   double tma_latency_ns = 0;        // issue to first byte landing, small copies
   double tma_issue_ns = 0;          // cost to the issuing warp
   double sm_copy_bytes_per_ns = 0;  // what one SM takes in from bulk copies (0: no per-SM limit)
-  double tma_copy_min_ns = 0;       // the least time one copy holds its SM's copy queue (small copies)
+  double tma_copy_min_ns = 0;       // the least time one load holds its issuing SM's TMA unit
   // Loaded DRAM latency: a copy issued while B MiB of copies are in flight device-wide (itself
   // included) lands L = min(dram_loaded_max_ns, dram_loaded_ns_per_mib * max(0, B - dram_loaded_knee_mib))
   // later, less the time sharing the DRAM already held it beyond its own transfer (so a DRAM that

@@ -52,6 +52,7 @@ Engine::Engine(const Kernel& k, const RunOptions& o)
       l2_(tm_.l2_bytes_per_ns > 0 && !o.untimed ? tm_.l2_bytes : 0),
       l2_hits_(tm_.l2_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)),
       l2_slow_(tm_.l2_slow_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)) {
+  tma_unit_free_.assign(static_cast<size_t>(queued_sms(k, o)), 0.0);
   tm_.op_issue_ns *= o.issue_scale;
   tm_.tma_issue_ns *= o.issue_scale;
   tm_.mma_issue_ns *= o.issue_scale;
@@ -243,6 +244,7 @@ void Engine::dispatch(const Event& e) {
     }
     case EventKind::TxLand: land(e); break;
     case EventKind::DramDone: dram_done(e); break;
+    case EventKind::CopyStart: copy_start(e); break;
     case EventKind::RemoteOp:
       if (e.op == OpKind::ClcTryCancel) land_clc_response(e);
       else deliver(e, std::string(op_name(e.op)));

@@ -8,9 +8,17 @@ namespace pipesim::sim::detail {
 
 // Queues `c` at SM `sm`'s share of the DRAM (or of the L2, for a hit), no faster than `cap` bytes/ns
 // (0: no cap), from now.
-void Engine::dram_add(int sm, double cap, DramCopy c) {
+void Engine::dram_add(int sm, double cap, DramCopy c, double start) {
   if (o_.untimed) {  // no DRAM queue: a copy lands when the explorer says (its TxLand is a choice)
     if (!c.store) push(now_ + c.latency, EventKind::TxLand, c.target, c.slot, c.site, c.from, OpKind::CompleteTx, c.bytes, c.phase);
+    return;
+  }
+  if (start > now_) {  // its issuing SM's TMA unit is still busy: queued when it starts
+    c.sm = sm;
+    c.cap = cap;
+    const uint32_t token = take_slot(copies_, free_copies_);
+    copies_[token] = c;
+    push(start, EventKind::CopyStart, token);
     return;
   }
   c.entered = now_;
@@ -21,6 +29,12 @@ void Engine::dram_add(int sm, double cap, DramCopy c) {
   q.advance(now_);
   q.add(sm, c.dram_bytes, cap, token);
   schedule_dram();
+}
+
+void Engine::copy_start(const Event& e) {
+  const DramCopy c = copies_[e.target];
+  free_copies_.push_back(e.target);
+  dram_add(c.sm, c.cap, c);
 }
 
 // The DRAM has served copies: each lands after the TMA latency, and after the loaded latency

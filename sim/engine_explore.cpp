@@ -19,7 +19,7 @@ bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
       const WarpRt& w = warps[e.target];
       return w.retry;  // poised at a synchronising op
     }
-    case EventKind::WakeBatch: case EventKind::DramDone: return false;
+    case EventKind::WakeBatch: case EventKind::DramDone: case EventKind::CopyStart: return false;
     case EventKind::TxLand: case EventKind::RemoteOp: case EventKind::AsyncArrive: return true;
   }
   return true;

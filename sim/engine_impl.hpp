@@ -52,7 +52,7 @@ inline bool synchronises(OpKind k) {
   }
 }
 
-enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, AsyncArrive, DramDone };
+enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, AsyncArrive, DramDone, CopyStart };
 
 struct Event {
   double t;
@@ -497,9 +497,15 @@ class Engine {
     int64_t bytes = 0, phase = 0;
     double dram_bytes = 0;
     double entered = 0, unloaded_ns = 0, latency = 0, loaded = 0;  // entered, unloaded_ns: set by dram_add
+    int sm = 0;
+    double cap = 0;  // a copy waiting for its start: the queue and cap it enters with
     size_t span = SIZE_MAX;  // its trace span, stretched to the landing
   };
-  void dram_add(int sm, double cap, DramCopy c);
+  // From `start` (no earlier than now): a copy waiting for its issuing SM's TMA unit is queued then,
+  // through a CopyStart event.
+  void dram_add(int sm, double cap, DramCopy c, double start);
+  void dram_add(int sm, double cap, DramCopy c) { dram_add(sm, cap, c, now_); }
+  void copy_start(const Event& e);
   // Keeps a finish event pending no later than the DRAM's next finish. A change that puts the next
   // finish later leaves the earlier event pending (it fires, finds nothing done and schedules again),
   // so only changes that bring a finish forward cost an event.
@@ -597,6 +603,8 @@ class Engine {
   std::priority_queue<InflightCopy, std::vector<InflightCopy>, std::greater<>> dram_inflight_;
   double dram_inflight_bytes_ = 0;
   std::vector<DramCopy> copies_;  // indexed by DRAM token
+  // When each SM's TMA unit can take its next load (Timing::tma_copy_min_ns after its last one).
+  std::vector<double> tma_unit_free_;
   std::vector<uint32_t> free_copies_, done_tokens_;
   ClonedRun run_;  // Kernel::external's state for this run, its warps included
   bool fatal_ = false;

@@ -523,6 +523,16 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
   const double loaded = from_l2 ? 0.0 : count_in_flight(op.a);
   const int base = cluster_of(w.cta) * csize_;
   const int receivers = op.b == 0 ? 1 : std::popcount(static_cast<uint64_t>(op.b));
+  // The issuing SM's TMA unit takes one load at a time, each for at least tma_copy_min_ns, whatever
+  // its size and however many CTAs it multicasts to (native H100 probes: one SM's back-to-back small
+  // copies land ~74 ns apart, but four SMs that each multicast 8 copies to all four fill every SM with
+  // 32 copies in 0.9-1.0 us: the receiver is not what takes the time; docs/calibration.md).
+  double start = now_;
+  if (!o_.untimed && tm_.tma_copy_min_ns > 0) {
+    double& unit = tma_unit_free_[static_cast<size_t>(cta(w.cta).sm)];
+    start = std::max(now_, unit);
+    unit = start + tm_.tma_copy_min_ns;
+  }
   // The copy's trace span ends where its last destination's bytes land (dram_done stretches it).
   const size_t span = o_.record_trace ? res_.spans.size() : SIZE_MAX;
   if (o_.record_trace) res_.spans.push_back(TraceSpan{w.cta, -1, now_, now_, op.site, "tma " + std::to_string(op.a) + " B -> " + bar_name(s), false});
@@ -545,12 +555,11 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
                  " before its init was made visible (fence_init" + std::string(remote ? " and a cluster barrier)" : ")")))
       return;
     // The destination SM takes its copies in one after another, each no faster than
-    // bytes / max(tma_copy_min_ns, bytes / sm_copy_bytes_per_ns) (native H100 probe: one SM cannot
-    // absorb a copy at the whole device's DRAM rate, and back-to-back small copies land ~70 ns apart
-    // whatever their size), and shares the DRAM with the other SMs (sim/dram.hpp). A multicast copy
-    // is read once: each of its k destinations takes a k-th of its bytes from the DRAM.
+    // sm_copy_bytes_per_ns (native H100 probe: one SM cannot absorb a copy at the whole device's
+    // DRAM rate), and shares the DRAM with the other SMs (sim/dram.hpp). A multicast copy is read
+    // once: each of its k destinations takes a k-th of its bytes from the DRAM.
     const double dram_bytes = static_cast<double>(op.a) / receivers;
-    const double ingest_ns = std::max(tm_.tma_copy_min_ns, static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns);
+    const double ingest_ns = static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns;
     const double cap = tm_.sm_copy_bytes_per_ns > 0 ? dram_bytes / ingest_ns : 0;
     ++dc.tma_inflight;
     dc.inflight_site = op.site;
@@ -558,8 +567,9 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
     dram_add(cta(dst_data).sm, cap,
              DramCopy{.store = false, .from_l2 = from_l2, .l2_slow = l2_slow, .target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
                       .phase = dc.bars[s].completed, .dram_bytes = dram_bytes,
-                      // it enters the DRAM with the op; the issue cost delays its landing instead
-                      .latency = latency + (issued - now_) + straggle() + w.landing_delay, .loaded = loaded, .span = span});
+                      // it enters the DRAM when its TMA unit takes it; the issue cost delays its landing instead
+                      .latency = latency + (issued - now_) + straggle() + w.landing_delay, .loaded = loaded, .span = span},
+             start);
   }
   push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);
 }

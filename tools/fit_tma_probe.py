@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fit the model's TMA constants to the native probe (kernels/interp/tmaprobe.cu).
 
-  tools/fit_tma_probe.py PIPESIM TMAPROBE_OUTPUT          # case 1: the per-copy constants
+  tools/fit_tma_probe.py PIPESIM TMAPROBE_OUTPUT [NAME=VALUE ...]
+                                # case 1: the per-copy constants (fitted, or judged at NAME=VALUE)
   tools/fit_tma_probe.py --ring PIPESIM TMAPROBE_OUTPUT [NAME=VALUE ...]
                                 # case 2a: the loaded DRAM latency (fitted, or judged at NAME=VALUE)
   tools/fit_tma_probe.py --spread PIPESIM TMAPROBE_OUTPUT [NAME=VALUE ...]
@@ -57,22 +58,23 @@ def model(pipesim, b, d, timing, trace):
     ends = sorted(e['ts'] + e['dur'] for e in ev if e.get('ph') == 'X' and e['name'].startswith('wait ab.full'))
     return ends[0] * 1e3, ends[-1] * 1e3
 
-def main():
-    pipesim, probe = sys.argv[1], sys.argv[2]
+def main(pipesim, probe, fixed):
     data = rows(probe)
     trace = os.path.join(tempfile.mkdtemp(), 't.json')
-    best = None
-    for t0, r, c in itertools.product(range(320, 461, 20), (150, 180, 210, 240, 300), (50, 60, 70, 80)):
-        timing = {'tma_latency_ns': t0, 'sm_copy_bytes_per_ns': r, 'tma_copy_min_ns': c}
+    def score(timing):
         err = 0.0
         for b, d, first, last in data:
             f, l = model(pipesim, b, d, timing, trace)
             err += abs(f / first - 1) + abs(l / last - 1)
-        err /= 2 * len(data)
-        if best is None or err < best[0]:
-            best = (err, timing)
-    err, timing = best
-    print(f'best: {timing}  mean |model/device - 1| = {err:.4f} over {len(data)} rows')
+        return err / (2 * len(data))
+    if fixed:
+        timing = dict((k, float(v)) for k, v in (a.split('=') for a in fixed))
+        err = score(timing)
+    else:
+        grid = itertools.product(range(320, 561, 20), (150, 180, 195, 210, 225, 240, 300), (50, 60, 70, 75, 80, 85, 90))
+        err, timing = min(((score(t), t) for t in ({'tma_latency_ns': t0, 'sm_copy_bytes_per_ns': r, 'tma_copy_min_ns': c}
+                                                     for t0, r, c in grid)), key=lambda x: x[0])
+    print(f'{"judged at" if fixed else "best"}: {timing}  mean |model/device - 1| = {err:.4f} over {len(data)} rows')
     print(f'{"bytes":>8} {"depth":>6} {"first model/device":>22} {"last model/device":>22}')
     for b, d, first, last in data:
         f, l = model(pipesim, b, d, timing, trace)
@@ -246,4 +248,4 @@ elif sys.argv[1] == '--ring':
 elif sys.argv[1] == '--spread':
     spread_main(sys.argv[2], sys.argv[3], sys.argv[4:])
 else:
-    main()
+    main(sys.argv[1], sys.argv[2], sys.argv[3:])

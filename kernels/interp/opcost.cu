@@ -15,14 +15,14 @@
 #include <cstdio>
 #include <vector>
 
+#include "probe.cuh"
+
 namespace ptx = cuda::ptx;
 
 namespace {
 
 constexpr int kN = 4096, kWarm = 64;
 
-__device__ __forceinline__ uint64_t clk() { return ptx::get_sreg_clock64(); }
-__device__ __forceinline__ uint64_t gt() { return ptx::get_sreg_globaltimer(); }
 __device__ __forceinline__ uint32_t sa(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 
 struct Out {
@@ -217,16 +217,8 @@ int main() {
   for (int c = 0; c < kCases; ++c) {
     const bool cl = c == kCluster || c == kClusterRelaxed || c == kRemote;
     const int threads = (c == kNamed || c == kNamedStore) ? 128 : (c == kWake || c == kWakeWarp ? 64 : 32);
-    cudaLaunchConfig_t cfg{};
-    cudaLaunchAttribute attr[1];
-    cfg.gridDim = dim3(cl ? 2 : 1);
-    cfg.blockDim = dim3(static_cast<unsigned>(threads));
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = cl ? 2 : 1;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    const ClusterLaunch launch(cl ? 2 : 1, static_cast<unsigned>(threads), 0, cl ? 2 : 1);
+    const cudaLaunchConfig_t& cfg = launch.cfg;
     std::vector<double> cyc, ns;
     for (int r = 0; r < 7; ++r) {
       if (cudaLaunchKernelEx(&cfg, kernels[c], static_cast<const uint8_t*>(src), static_cast<uint64_t>(src_bytes - 1) & ~uint64_t{127},

@@ -44,3 +44,23 @@ inline double launch_span_ns(const uint64_t* device_stamps, int ctas) {
   }
   return double(hi - lo);
 }
+
+// A launch configuration for `grid` CTAs of `block` threads in clusters of `cluster` CTAs along x (for
+// cudaLaunchKernelEx: cfg). Not copyable: cfg points at its own attribute.
+struct ClusterLaunch {
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1]{};
+  ClusterLaunch(unsigned grid, unsigned block, size_t smem, unsigned cluster) {
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(block);
+    cfg.dynamicSmemBytes = smem;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};

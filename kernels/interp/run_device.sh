@@ -72,6 +72,9 @@ if command -v nvcc >/dev/null; then
   # tools/fit_tma_probe.py fits the per-copy constants of model/arch.cpp to case 1 of this output.
   echo "== native TMA probes (kernels/interp/tmaprobe.cu)"
   nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a "$here/tmaprobe.cu" -o /tmp/tmaprobe && /tmp/tmaprobe | tee "$out/tmaprobe.txt"
+  # Which SM a copy's ~74 ns belongs to, its issuer's or its receivers' (multicast bursts; ~1 s).
+  echo "== native multicast probe (kernels/interp/mcastprobe.cu)"
+  nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a "$here/mcastprobe.cu" -o /tmp/mcastprobe && /tmp/mcastprobe | tee "$out/mcastprobe.txt"
 fi
 if command -v cuobjdump >/dev/null; then
   # The interpreter's machine code (sm_90a), for reading its dispatch loop.
