@@ -19,6 +19,10 @@ from the kernel's start (its first issue comes a few ns later), so both read the
 """
 import itertools, json, re, subprocess, sys, tempfile, os
 
+def fixed_timing(args):
+    """NAME=VALUE arguments as a --timing dict."""
+    return dict((k, float(v)) for k, v in (a.split('=') for a in args))
+
 def section(path, header):
     """The lines of the probe output's section that starts with `header` ("== 2a", ...)."""
     on = False
@@ -68,7 +72,7 @@ def main(pipesim, probe, fixed):
             err += abs(f / first - 1) + abs(l / last - 1)
         return err / (2 * len(data))
     if fixed:
-        timing = dict((k, float(v)) for k, v in (a.split('=') for a in fixed))
+        timing = fixed_timing(fixed)
         err = score(timing)
     else:
         grid = itertools.product(range(320, 561, 20), (150, 180, 195, 210, 225, 240, 300), (50, 60, 70, 75, 80, 85, 90))
@@ -105,7 +109,7 @@ def ring_main(pipesim, probe, fixed):
         return sum(abs(ring_model(pipesim, b, d, c, timing) / g - 1) for b, d, c, g, _ in data) / len(data)
     print(f'loaded latency off: mean |model/device - 1| of GB/s = {score({"dram_loaded_ns_per_mib": 0}):.4f}')
     if fixed:
-        timing = dict((k, float(v)) for k, v in (a.split('=') for a in fixed))
+        timing = fixed_timing(fixed)
         err = score(timing)
     else:
         grid = itertools.product((0.3, 0.4, 0.5, 0.6, 0.7, 0.8), (150, 200, 225, 250, 300), (500, 700, 1000, 1500, 1e9))
@@ -153,7 +157,7 @@ def spread_main(pipesim, probe, fixed):
     """dram_share_spread from how far apart the CTAs of a saturated ring end: (last - first) / last,
     model against device, over the rows of spread_rows."""
     data = spread_rows(probe)
-    base = dict((k, float(v)) for k, v in (a.split('=') for a in fixed))
+    base = fixed_timing(fixed)
     def rel(first, last): return (last - first) / last
     def score(s):
         t = dict(base, dram_share_spread=s)
@@ -227,7 +231,7 @@ def dram_main(pipesim, probe, start, fixed):
         return (' '.join(f'{k}={v:g}' for k, v in t.items()) +
                 f'  rings {sc[0]:.4f} bursts {sc[1]:.4f} cold starts {sc[2]:.4f} (sum {sum(sc[:3]):.4f}), ring spread {sc[3]:.4f}')
     if fixed:
-        timing = dict((k, float(v)) for k, v in (a.split('=') for a in fixed))
+        timing = fixed_timing(fixed)
     else:
         best = None
         for h, sp, o in itertools.product((3000, 3030, 3060, 3100), (0.1, 0.15, 0.2, 0.3), (0, 0.2, 0.25, 0.3)):

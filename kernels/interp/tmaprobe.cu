@@ -91,10 +91,10 @@ __global__ void stream(const uint8_t* src, uint64_t base, uint32_t bytes, int de
   // lines read by every SM at about the same time, as a GEMM's A and B tiles are).
   // base 2: each CTA cycles through its own slice (window / CTAs) only: as many distinct lines as a
   // spread window, but each SM's span is 1/CTAs of it.
+  const uint64_t slice = window / gridDim.x / bytes * bytes;
   uint64_t cursor = window == kSrcBytes ? base + uint64_t(blockIdx.x) * uint64_t(per_cta) * bytes
                     : base == 1         ? 0
-                                        : uint64_t(blockIdx.x) * (window / gridDim.x / bytes) * bytes;
-  const uint64_t slice = window / gridDim.x / bytes * bytes;
+                                        : uint64_t(blockIdx.x) * slice;
   const bool own = window != kSrcBytes && base == 2;
   const uint64_t lo = own ? cursor : 0, span = own ? slice : window;
   if (own) cursor = 0;
