@@ -11,9 +11,10 @@
 # Runs: tests/data/ptx/pipeline.ptx with pipeline.launch.json, every entry (the correct pipeline and
 # its planted bugs, with the -D values tests/test_ptx_check.cpp gives them); the CUTLASS corpus'
 # 2048x2048x256 and 4096x4096x4096 launches of examples 48, 49 and 54 (manifest.json); every mutant at
-# its own launch (mutants.json). Each crosscheck is its own pipesim process (at most JOBS at once: the
-# model runs in parallel, the GPU runs take turns through pipesim's GPU lock, so no timing sees another
-# kernel). Prints a summary table last; the full blocks go to OUT/ptx-crosscheck.log.
+# its own launch (mutants.json); kernels/interp/gemmloads.cu at the launches the bundle wrote. Each
+# crosscheck is its own pipesim process (at most JOBS at once: the model runs in parallel, the GPU runs
+# take turns through pipesim's GPU lock, so no timing sees another kernel). Prints a summary table
+# last; the full blocks go to OUT/ptx-crosscheck.log.
 set -uo pipefail
 
 if [[ ${1:-} == --bundle ]]; then
@@ -29,6 +30,15 @@ if [[ ${1:-} == --bundle ]]; then
   (cd "$corpus" && tar -cJf - manifest.json mutants.json mutants/*.ptx \
       48_*/*.ptx 49_*/*.ptx 54_*/*.ptx \
       */*_2048x2048x256.launch.json */*_4096x4096x4096.launch.json) >"$dest/corpus.tar.xz" || exit 2
+  # kernels/interp/gemmloads.cu (a GEMM's loads alone) at the shapes and variants of docs/performance.md.
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  mkdir -p "$dest/gemmloads"
+  "${NVCC:-nvcc}" -arch=sm_90a -ptx -lineinfo -std=c++20 "$root/kernels/interp/gemmloads.cu" -o "$dest/gemmloads/gemmloads.ptx" || exit 2
+  launch="$root/tools/gemmloads_launch.py"
+  { "$launch" "$dest/gemmloads" 2048x2048x256 2048x2048x1024 2048x2048x2048 4096x4096x1024 4096x4096x4096 &&
+    "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 && "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 33 &&
+    "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --piece 4096 &&
+    "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --piece 8192; } >/dev/null || exit 2
   du -sh "$dest"/*
   exit 0
 fi
@@ -71,6 +81,9 @@ for k in json.load(open(f"{c}/manifest.json"))["kernels"]:
 for m in json.load(open(f"{c}/mutants.json")):
     print(f"mutant_{m['name']}\t{c}/{m['ptx']}\t{c}/{m['launch']}\t")
 EOF
+for l in "$bundle"/gemmloads/*.launch.json; do
+  [[ -e $l ]] && printf '%s\t%s\t%s\t%s\n' "$(basename "$l" .launch.json)" "$bundle/gemmloads/gemmloads.ptx" "$l" "" >>"$list"
+done
 # ONLY=REGEX runs the crosschecks whose names match.
 if [[ -n ${ONLY:-} ]]; then grep -E "^[^	]*(${ONLY})" "$list" >"$list.only"; mv "$list.only" "$list"; fi
 echo "# $(wc -l <"$list") crosschecks, $jobs at a time" | tee -a "$log"

@@ -1,0 +1,99 @@
+// A GEMM's mainloop loads with nothing else: each CTA of a persistent grid walks its output tiles
+// (tile t = blockIdx.x + j * gridDim.x, m fastest) and, per k-block, loads its A box and its B box
+// into a ring of stages, waits for the stage and refills it at once. No MMA, no epilogue. Run through
+// `pipesim crosscheck` (docs/ptx.md), it asks one question of the L2 model: how fast do the SMs
+// receive the A and B tiles of a GEMM when the tensor pipes do not hold them back?
+//
+//   nvcc -arch=sm_90a -ptx -lineinfo -std=c++20 kernels/interp/gemmloads.cu -o gemmloads.ptx
+//   tools/gemmloads_launch.py DIR M N K ...      (one launch file per entry and shape)
+//
+// Two entries read the same bytes in the same order:
+//   gemm_loads_tensor: 2-D tensor-map copies of a row-major fp16 A (M x K) and B (N x K), box
+//                      64 x 128 elements (128 B x 128 rows), 128-byte swizzle, as CUTLASS's 49 loads;
+//   gemm_loads_bulk:   1-D bulk copies of the same 16 KiB per box from A and B pre-tiled (each box's
+//                      bytes contiguous), so the two differ only in the copy's kind and its addresses;
+//                      its last parameter splits each box into copies of that many bytes (16384: one).
+#include <cuda.h>
+#include <cuda/ptx>
+
+#include <cstdint>
+
+namespace ptx = cuda::ptx;
+
+namespace {
+
+constexpr int kTileRows = 128;                              // of A per tile (M) and of B (N)
+constexpr int kBlockK = 64;                                 // fp16 elements per k-block: 128 B
+constexpr uint32_t kBoxBytes = kTileRows * kBlockK * 2;     // 16 KiB
+constexpr int kStages = 6;                                  // 6 x 32 KiB, as 49's ping-pong
+
+template <bool kTensor>
+__device__ __forceinline__ void mainloop(const CUtensorMap* a_map, const CUtensorMap* b_map, const uint8_t* a_tiles,
+                                         const uint8_t* b_tiles, int m_tiles, int n_tiles, int k_blocks,
+                                         uint32_t piece, uint32_t poll) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  __shared__ __align__(8) uint64_t full[kStages];
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) {
+    for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full[s], 1u);
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  }
+  __syncwarp();
+  const int tiles = m_tiles * n_tiles;
+  const int my_tiles = int(blockIdx.x) < tiles ? (tiles - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x) : 0;
+  const int items = my_tiles * k_blocks;
+  auto issue = [&](int i) {
+    const int s = i % kStages, kb = i % k_blocks;
+    const int t = int(blockIdx.x) + (i / k_blocks) * int(gridDim.x);
+    const int m = t % m_tiles, n = t / m_tiles;
+    uint8_t* dst = smem + size_t(s) * 2 * kBoxBytes;
+    (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[s], 2 * kBoxBytes);
+    if constexpr (kTensor) {
+      const int32_t a_at[2] = {kb * kBlockK, m * kTileRows}, b_at[2] = {kb * kBlockK, n * kTileRows};
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, a_map, a_at, &full[s]);
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst + kBoxBytes, b_map, b_at, &full[s]);
+    } else {
+      // Each box as box_bytes / piece copies of `piece` bytes (piece = the box: two copies a stage).
+      const uint8_t* a_box = a_tiles + (size_t(m) * k_blocks + kb) * kBoxBytes;
+      const uint8_t* b_box = b_tiles + (size_t(n) * k_blocks + kb) * kBoxBytes;
+      for (uint32_t at = 0; at < kBoxBytes; at += piece) {
+        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst + at, a_box + at, piece, &full[s]);
+        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst + kBoxBytes + at, b_box + at, piece, &full[s]);
+      }
+    }
+  };
+  if (lane == 0)
+    for (int i = 0; i < items && i < kStages; ++i) issue(i);
+  for (int i = 0; i < items; ++i) {
+    // poll 0: the whole warp polls with try_wait, as CUTLASS's consumer_wait does; 1: lane 0 alone;
+    // 2: lane 0 alone, test_wait with a 64 ns sleep between polls. The stage is refilled once it lands.
+    const uint32_t parity = uint32_t(i / kStages) & 1u;
+    if (poll == 0) {
+      while (!ptx::mbarrier_try_wait_parity(&full[i % kStages], parity)) {
+      }
+    } else if (lane == 0) {
+      if (poll == 1) {
+        while (!ptx::mbarrier_try_wait_parity(&full[i % kStages], parity)) {
+        }
+      } else {
+        while (!ptx::mbarrier_test_wait_parity(&full[i % kStages], parity)) __nanosleep(64);
+      }
+    }
+    __syncwarp();
+    if (lane == 0 && i + kStages < items) issue(i + kStages);
+  }
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(32) gemm_loads_tensor(const __grid_constant__ CUtensorMap a,
+                                                                   const __grid_constant__ CUtensorMap b,
+                                                                   int m_tiles, int n_tiles, int k_blocks, uint32_t poll) {
+  mainloop<true>(&a, &b, nullptr, nullptr, m_tiles, n_tiles, k_blocks, kBoxBytes, poll);
+}
+
+extern "C" __global__ void __launch_bounds__(32) gemm_loads_bulk(const uint8_t* a_tiles, const uint8_t* b_tiles,
+                                                                 int m_tiles, int n_tiles, int k_blocks, uint32_t piece,
+                                                                 uint32_t poll) {
+  mainloop<false>(nullptr, nullptr, a_tiles, b_tiles, m_tiles, n_tiles, k_blocks, piece, poll);
+}
