@@ -215,7 +215,9 @@ TEST(PtxCrosscheckCommand, BadInputIsExitTwoWithOneSentence) {
        "pipesim: error: --trace, --markdown, --save-device, --from-device, --l2-sources, --free-occupancy and --no-timestamps "
        "are for scenarios, not PTX kernels\n"},
       {"crosscheck " + std::string(PIPESIM_SOURCE_DIR) + "/scenarios/rules --launch " + kLaunch,
-       "pipesim: error: --launch and --json are for PTX kernels (FILE.ptx)\n"},
+       "pipesim: error: --launch, --json and --back-to-back are for PTX kernels (FILE.ptx)\n"},
+      {"crosscheck " + std::string(PIPESIM_SOURCE_DIR) + "/scenarios/rules --back-to-back",
+       "pipesim: error: --launch, --json and --back-to-back are for PTX kernels (FILE.ptx)\n"},
   };
   for (const auto& [args, message] : cases) {
     const CommandRun r = run(args);
@@ -225,16 +227,18 @@ TEST(PtxCrosscheckCommand, BadInputIsExitTwoWithOneSentence) {
 }
 
 TEST(PtxCrosscheckCommand, NoGpuIsExitTwoAndSaysWhy) {
-  const CommandRun r = run("crosscheck " + kPtx + " --launch " + kLaunch + " -D entry=pipeline_ok --runs 3");
-  EXPECT_EQ(r.code, 2) << r.out;
+  for (const char* timing : {"", " --back-to-back"}) {
+    const CommandRun r = run("crosscheck " + kPtx + " --launch " + kLaunch + " -D entry=pipeline_ok --runs 3" + timing);
+    EXPECT_EQ(r.code, 2) << r.out;
 #ifdef PIPESIM_HAVE_CUDA
-  // The worker's cuInit: no driver library here, or (CUDA_VISIBLE_DEVICES empty) no device.
-  const std::string prefix = "pipesim crosscheck: crosscheck needs a GPU: cuInit";
-  EXPECT_EQ(r.out.substr(0, prefix.size()), prefix) << r.out;
-  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one sentence: " << r.out;
+    // The worker's cuInit: no driver library here, or (CUDA_VISIBLE_DEVICES empty) no device.
+    const std::string prefix = "pipesim crosscheck: crosscheck needs a GPU: cuInit";
+    EXPECT_EQ(r.out.substr(0, prefix.size()), prefix) << r.out;
+    EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one sentence: " << r.out;
 #else
-  EXPECT_EQ(r.out, "pipesim crosscheck: crosscheck needs a GPU: this pipesim was built without CUDA (-DPIPESIM_CUDA=ON)\n");
+    EXPECT_EQ(r.out, "pipesim crosscheck: crosscheck needs a GPU: this pipesim was built without CUDA (-DPIPESIM_CUDA=ON)\n");
 #endif
+  }
 }
 
 }  // namespace

@@ -11,7 +11,8 @@
 # Runs: tests/data/ptx/pipeline.ptx with pipeline.launch.json, every entry (the correct pipeline and
 # its planted bugs, with the -D values tests/test_ptx_check.cpp gives them); the CUTLASS corpus'
 # 2048x2048x256 and 4096x4096x4096 launches of examples 48, 49 and 54 (manifest.json); every mutant at
-# its own launch (mutants.json); kernels/interp/gemmloads.cu at the launches the bundle wrote. Each
+# its own launch (mutants.json); kernels/interp/gemmloads.cu at the launches the bundle wrote. Every
+# timing row (CUTLASS, gemmloads) is timed --back-to-back, as a benchmark times it. Each
 # crosscheck is its own pipesim process (at most JOBS at once: the model runs in parallel, the GPU runs
 # take turns through pipesim's GPU lock, so no timing sees another kernel). Prints a summary table
 # last; the full blocks go to OUT/ptx-crosscheck.log.
@@ -35,10 +36,13 @@ if [[ ${1:-} == --bundle ]]; then
   mkdir -p "$dest/gemmloads"
   "${NVCC:-nvcc}" -arch=sm_90a -ptx -lineinfo -std=c++20 "$root/kernels/interp/gemmloads.cu" -o "$dest/gemmloads/gemmloads.ptx" || exit 2
   launch="$root/tools/gemmloads_launch.py"
-  { "$launch" "$dest/gemmloads" 2048x2048x256 2048x2048x1024 2048x2048x2048 4096x4096x1024 4096x4096x4096 &&
+  { "$launch" "$dest/gemmloads" 2048x2048x256 2048x2048x512 2048x2048x1024 2048x2048x1536 2048x2048x2048 2048x2048x4096 \
+        4096x4096x1024 4096x4096x4096 &&
     "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 && "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 33 &&
     "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --piece 4096 &&
-    "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --piece 8192; } >/dev/null || exit 2
+    "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --piece 8192 &&
+    "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --stages 1 && "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --stages 2 &&
+    "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --batch; } >/dev/null || exit 2
   du -sh "$dest"/*
   exit 0
 fi
@@ -77,12 +81,12 @@ c = sys.argv[1]
 for k in json.load(open(f"{c}/manifest.json"))["kernels"]:
     if k["shape"] in ([2048, 2048, 256], [4096, 4096, 4096]):
         name = "{}_{}_{}".format(k["example"].split("_")[0], k["variant"], "x".join(map(str, k["shape"])))
-        print(f"{name}\t{c}/{k['ptx']}\t{c}/{k['launch']}\t")
+        print(f"{name}\t{c}/{k['ptx']}\t{c}/{k['launch']}\t--back-to-back")
 for m in json.load(open(f"{c}/mutants.json")):
     print(f"mutant_{m['name']}\t{c}/{m['ptx']}\t{c}/{m['launch']}\t")
 EOF
 for l in "$bundle"/gemmloads/*.launch.json; do
-  [[ -e $l ]] && printf '%s\t%s\t%s\t%s\n' "$(basename "$l" .launch.json)" "$bundle/gemmloads/gemmloads.ptx" "$l" "" >>"$list"
+  [[ -e $l ]] && printf '%s\t%s\t%s\t%s\n' "$(basename "$l" .launch.json)" "$bundle/gemmloads/gemmloads.ptx" "$l" --back-to-back >>"$list"
 done
 # ONLY=REGEX runs the crosschecks whose names match.
 if [[ -n ${ONLY:-} ]]; then grep -E "^[^	]*(${ONLY})" "$list" >"$list.only"; mv "$list.only" "$list"; fi

@@ -639,6 +639,7 @@ struct Options {
   // PTX kernels (verify/crosscheck_ptx.cpp): the launch file, timed launches, JSON output.
   std::string launch;
   int runs = 10;
+  bool back_to_back = false;
   bool json = false;
   bool timeout_given = false;
 };
@@ -658,10 +659,10 @@ std::string saved_run_path(const std::string& dir, const std::string& file, cons
 int run_crosscheck(const Options& o) {
   if (std::any_of(o.inputs.begin(), o.inputs.end(), is_ptx_kernel))
     return run_crosscheck_ptx({o.inputs, o.launch, o.defines, o.runs, o.timeout_given ? std::optional(o.timeout_ms) : std::nullopt,
-                               o.json, !o.trace.empty() || !o.markdown.empty() || !o.save_device.empty() || !o.from_device.empty() ||
+                               o.json, o.back_to_back, !o.trace.empty() || !o.markdown.empty() || !o.save_device.empty() || !o.from_device.empty() ||
                                            o.l2_sources || o.free_occupancy || o.no_timestamps});
-  if (!o.launch.empty() || o.json) {
-    std::cerr << "pipesim: error: --launch and --json are for PTX kernels (FILE.ptx)\n";
+  if (!o.launch.empty() || o.json || o.back_to_back) {
+    std::cerr << "pipesim: error: --launch, --json and --back-to-back are for PTX kernels (FILE.ptx)\n";
     return 2;
   }
 #ifndef PIPESIM_HAVE_CUDA
@@ -850,6 +851,9 @@ CLI::App* add_crosscheck_command(CLI::App& app, std::function<int()>& action) {
   c->add_option("--launch", o->launch, "PTX kernels: the launch file (docs/ptx.md)")->type_name("FILE.json");
   c->add_option("--runs", o->runs, "PTX kernels: timed launches on the GPU, after one warm-up")->capture_default_str();
   c->add_flag("--json", o->json, "PTX kernels: the result as a JSON object");
+  c->add_flag("--back-to-back", o->back_to_back,
+              "PTX kernels: time as a benchmark does: the buffers filled once, the timed launches queued back to back "
+              "(only for kernels that keep no state in their buffers)");
   add_repeatable_option(*c, "-D", o->defines, "override a parameter: -D K=8192 (repeatable)")->type_name("NAME=INT");
   c->add_option("--timeout-ms", o->timeout_ms,
                 "bound of every mbarrier wait on the device; PTX kernels: the watchdog per launch (default 2 s, or 100x "

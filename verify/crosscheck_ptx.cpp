@@ -50,6 +50,7 @@ struct Outcome {
   ptx_launch::RelocatedLaunch moved;     // the relocation as the model's own addresses show it
   ptx_launch::GpuRun gpu;
   double watchdog_ms = 0;
+  bool back_to_back = false;             // how the GPU's launches were timed (--back-to-back)
   bool agree = false;
   std::optional<double> time_error_pct;  // (model's event time - GPU median) / GPU median, both ok
   const sim::RunResult& compared() const { return hardware ? *hardware : model; }
@@ -65,6 +66,10 @@ std::string gpu_verdict_text(const ptx_launch::GpuRun& g) {
   return t;
 }
 
+std::string_view timing_text(bool back_to_back) {
+  return back_to_back ? "back to back, the buffers filled once" : "each from freshly filled buffers";
+}
+
 std::string render(const Outcome& o) {
   std::string s = fmt::format("crosscheck {}  entry {}\n  launch: grid {} block {} cluster {} dynamic smem {} B, {}\n", o.file,
                               o.entry.size() > 60 ? o.entry.substr(0, 57) + "..." : o.entry, dims_text(o.launch.grid),
@@ -77,9 +82,9 @@ std::string render(const Outcome& o) {
   s += fmt::format("  GPU:   {}\n", gpu_verdict_text(o.gpu));
   if (!o.gpu.device.empty()) s += fmt::format("         on {}\n", o.gpu.device);
   if (!o.gpu.times_ms.empty())
-    s += fmt::format("         measured: median {:.3f} us, min {:.3f} us over {} timed launches (after {} warm-up)\n",
+    s += fmt::format("         measured: median {:.3f} us, min {:.3f} us over {} timed launches (after {} warm-up; {})\n",
                      o.gpu.median_ms() * 1e3, o.gpu.min_ms() * 1e3, o.gpu.times_ms.size(),
-                     o.gpu.launches_total - static_cast<int>(o.gpu.times_ms.size()));
+                     o.gpu.launches_total - static_cast<int>(o.gpu.times_ms.size()), timing_text(o.back_to_back));
   s += fmt::format("  verdicts {}: the model's `{}` means `{}` on the GPU{}{}\n", o.agree ? "agree" : "DISAGREE",
                    verdict_text(o.hardware ? *o.hardware : o.model), o.expect.text, o.expect.reason.empty() ? "" : " (",
                    o.expect.reason.empty() ? "" : o.expect.reason + ")");
@@ -124,6 +129,7 @@ nlohmann::json to_json(const Outcome& o) {
     g["median_us"] = o.gpu.median_ms() * 1e3;
     g["min_us"] = o.gpu.min_ms() * 1e3;
     g["times_us"] = us;
+    g["timing"] = o.back_to_back ? "back_to_back" : "each_refilled";
   }
   j["gpu"] = g;
   j["expected_gpu"] = o.expect.text;
@@ -242,10 +248,12 @@ int run_crosscheck_ptx(const PtxCrosscheckOptions& opt) {
     return 2;
   }
   o.watchdog_ms = opt.timeout_ms ? *opt.timeout_ms : default_watchdog_ms(o.compared_ns());
+  o.back_to_back = opt.back_to_back;
 
 #ifdef PIPESIM_HAVE_CUDA
   ptx_launch::GpuRunOptions go;
   go.runs = opt.runs;
+  go.back_to_back = o.back_to_back;
   go.timeout_ms = o.watchdog_ms;
   o.gpu = ptx_launch::run_on_gpu(read_text(ptx_path), o.entry, o.launch, go);
 #else

@@ -20,6 +20,7 @@ struct PtxCrosscheckOptions {
   int runs = 10;                         // timed launches on the GPU (after one warm-up)
   std::optional<double> timeout_ms;      // watchdog per launch; default: see default_watchdog_ms
   bool json = false;
+  bool back_to_back = false;             // a benchmark's timing (ptx_launch::GpuRunOptions::back_to_back)
   bool scenario_options = false;         // a scenario-only option was given (--trace, --save-device ...)
 };
 

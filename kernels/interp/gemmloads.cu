@@ -1,6 +1,7 @@
 // A GEMM's mainloop loads with nothing else: each CTA of a persistent grid walks its output tiles
 // (tile t = blockIdx.x + j * gridDim.x, m fastest) and, per k-block, loads its A box and its B box
-// into a ring of stages, waits for the stage and refills it at once. No MMA, no epilogue. Run through
+// into a ring of stages (1 to 6), waits for the stage and refills it at once (or, as a batch, waits
+// for every stage before it issues the next batch). No MMA, no epilogue. Run through
 // `pipesim crosscheck` (docs/ptx.md), it asks one question of the L2 model: how fast do the SMs
 // receive the A and B tiles of a GEMM when the tensor pipes do not hold them back?
 //
@@ -25,12 +26,12 @@ namespace {
 constexpr int kTileRows = 128;                              // of A per tile (M) and of B (N)
 constexpr int kBlockK = 64;                                 // fp16 elements per k-block: 128 B
 constexpr uint32_t kBoxBytes = kTileRows * kBlockK * 2;     // 16 KiB
-constexpr int kStages = 6;                                  // 6 x 32 KiB, as 49's ping-pong
+constexpr int kStages = 6;                                  // at most 6 x 32 KiB, as 49's ping-pong
 
 template <bool kTensor>
 __device__ __forceinline__ void mainloop(const CUtensorMap* a_map, const CUtensorMap* b_map, const uint8_t* a_tiles,
                                          const uint8_t* b_tiles, int m_tiles, int n_tiles, int k_blocks,
-                                         uint32_t piece, uint32_t poll) {
+                                         uint32_t piece, uint32_t poll, int stages, uint32_t batch) {
   extern __shared__ __align__(1024) uint8_t smem[];
   __shared__ __align__(8) uint64_t full[kStages];
   const int lane = threadIdx.x & 31;
@@ -43,7 +44,7 @@ __device__ __forceinline__ void mainloop(const CUtensorMap* a_map, const CUtenso
   const int my_tiles = int(blockIdx.x) < tiles ? (tiles - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x) : 0;
   const int items = my_tiles * k_blocks;
   auto issue = [&](int i) {
-    const int s = i % kStages, kb = i % k_blocks;
+    const int s = i % stages, kb = i % k_blocks;
     const int t = int(blockIdx.x) + (i / k_blocks) * int(gridDim.x);
     const int m = t % m_tiles, n = t / m_tiles;
     uint8_t* dst = smem + size_t(s) * 2 * kBoxBytes;
@@ -63,24 +64,28 @@ __device__ __forceinline__ void mainloop(const CUtensorMap* a_map, const CUtenso
     }
   };
   if (lane == 0)
-    for (int i = 0; i < items && i < kStages; ++i) issue(i);
+    for (int i = 0; i < items && i < stages; ++i) issue(i);
   for (int i = 0; i < items; ++i) {
     // poll 0: the whole warp polls with try_wait, as CUTLASS's consumer_wait does; 1: lane 0 alone;
-    // 2: lane 0 alone, test_wait with a 64 ns sleep between polls. The stage is refilled once it lands.
-    const uint32_t parity = uint32_t(i / kStages) & 1u;
+    // 2: lane 0 alone, test_wait with a 64 ns sleep between polls.
+    const uint32_t parity = uint32_t(i / stages) & 1u;
     if (poll == 0) {
-      while (!ptx::mbarrier_try_wait_parity(&full[i % kStages], parity)) {
+      while (!ptx::mbarrier_try_wait_parity(&full[i % stages], parity)) {
       }
     } else if (lane == 0) {
       if (poll == 1) {
-        while (!ptx::mbarrier_try_wait_parity(&full[i % kStages], parity)) {
+        while (!ptx::mbarrier_try_wait_parity(&full[i % stages], parity)) {
         }
       } else {
-        while (!ptx::mbarrier_test_wait_parity(&full[i % kStages], parity)) __nanosleep(64);
+        while (!ptx::mbarrier_test_wait_parity(&full[i % stages], parity)) __nanosleep(64);
       }
     }
     __syncwarp();
-    if (lane == 0 && i + kStages < items) issue(i + kStages);
+    // A ring refills each stage as soon as it lands; a batch waits for all its stages, then issues
+    // the next batch (as one SM's burst, tmaprobe case 1).
+    if (lane == 0 && !batch && i + stages < items) issue(i + stages);
+    if (lane == 0 && batch && (i + 1) % stages == 0)
+      for (int j = i + 1; j < items && j < i + 1 + stages; ++j) issue(j);
   }
 }
 
@@ -88,12 +93,13 @@ __device__ __forceinline__ void mainloop(const CUtensorMap* a_map, const CUtenso
 
 extern "C" __global__ void __launch_bounds__(32) gemm_loads_tensor(const __grid_constant__ CUtensorMap a,
                                                                    const __grid_constant__ CUtensorMap b,
-                                                                   int m_tiles, int n_tiles, int k_blocks, uint32_t poll) {
-  mainloop<true>(&a, &b, nullptr, nullptr, m_tiles, n_tiles, k_blocks, kBoxBytes, poll);
+                                                                   int m_tiles, int n_tiles, int k_blocks, uint32_t poll,
+                                                                   int stages, uint32_t batch) {
+  mainloop<true>(&a, &b, nullptr, nullptr, m_tiles, n_tiles, k_blocks, kBoxBytes, poll, stages, batch);
 }
 
 extern "C" __global__ void __launch_bounds__(32) gemm_loads_bulk(const uint8_t* a_tiles, const uint8_t* b_tiles,
                                                                  int m_tiles, int n_tiles, int k_blocks, uint32_t piece,
-                                                                 uint32_t poll) {
-  mainloop<false>(nullptr, nullptr, a_tiles, b_tiles, m_tiles, n_tiles, k_blocks, piece, poll);
+                                                                 uint32_t poll, int stages, uint32_t batch) {
+  mainloop<false>(nullptr, nullptr, a_tiles, b_tiles, m_tiles, n_tiles, k_blocks, piece, poll, stages, batch);
 }

@@ -155,6 +155,64 @@ std::string launch_label(int i, int warmup, int total) {
   return i < warmup ? fmt::format("launch {} of {}, warm-up", i + 1, total) : fmt::format("launch {} of {}", i + 1, total);
 }
 
+// The spin kernel the timed batch is queued behind (back to back): it holds its stream for `ns`.
+constexpr const char* kSpinPtx = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry pipesim_spin(.param .u64 ns) {
+  .reg .u64 %t0, %t1, %lim;
+  .reg .pred %p;
+  ld.param.u64 %lim, [ns];
+  mov.u64 %t0, %globaltimer;
+SPIN:
+  mov.u64 %t1, %globaltimer;
+  sub.u64 %t1, %t1, %t0;
+  setp.lt.u64 %p, %t1, %lim;
+  @%p bra SPIN;
+  ret;
+}
+)";
+
+// The timed launches back to back (GpuRunOptions::back_to_back): queued behind the spin kernel on the
+// launch's stream, CUDA events around each; each is reported as it completes, so that the caller's
+// watchdog still names the launch that hangs.
+void time_back_to_back(const Driver& d, Out& out, CUlaunchConfig config, CUfunction fn, std::vector<void*>& args,
+                       const GpuRunOptions& o) {
+  CUmodule spin_module{};
+  check(d, d.cuModuleLoadDataEx(&spin_module, kSpinPtx, 0, nullptr, nullptr), GpuOutcome::NotRun, "the JIT of the spin kernel");
+  CUfunction spin{};
+  check(d, d.cuModuleGetFunction(&spin, spin_module, "pipesim_spin"), GpuOutcome::NotRun, "cuModuleGetFunction(pipesim_spin)");
+  std::vector<CUevent> start(static_cast<size_t>(o.runs)), stop(start.size());
+  for (size_t i = 0; i < start.size(); ++i) {
+    check(d, d.cuEventCreate(&start[i], CU_EVENT_DEFAULT), GpuOutcome::NotRun, "cuEventCreate");
+    check(d, d.cuEventCreate(&stop[i], CU_EVENT_DEFAULT), GpuOutcome::NotRun, "cuEventCreate");
+  }
+  CUlaunchConfig one = config;
+  one.gridDimX = one.gridDimY = one.gridDimZ = 1;
+  one.blockDimX = 32, one.blockDimY = one.blockDimZ = 1;
+  one.sharedMemBytes = 0;
+  one.numAttrs = 0;
+  auto spin_ns = static_cast<uint64_t>(back_to_back_spin_ms(o.runs) * 1e6);
+  void* spin_args[] = {&spin_ns};
+  check(d, d.cuLaunchKernelEx(&one, spin, spin_args, nullptr), GpuOutcome::NotRun, "the spin kernel's launch was refused");
+  const int total = o.warmup + o.runs;
+  for (size_t i = 0; i < start.size(); ++i) {
+    const std::string at = launch_label(o.warmup + static_cast<int>(i), o.warmup, total);
+    check(d, d.cuEventRecord(start[i], config.hStream), GpuOutcome::Fault, "cuEventRecord (" + at + ")");
+    check(d, d.cuLaunchKernelEx(&config, fn, args.data(), nullptr), GpuOutcome::NotRun, "the launch was refused (" + at + ")");
+    check(d, d.cuEventRecord(stop[i], config.hStream), GpuOutcome::Fault, "cuEventRecord (" + at + ")");
+  }
+  for (size_t i = 0; i < start.size() && out.ok; ++i) {
+    const std::string at = launch_label(o.warmup + static_cast<int>(i), o.warmup, total);
+    check(d, d.cuEventSynchronize(stop[i]), GpuOutcome::Fault, at);
+    float ms = 0;
+    check(d, d.cuEventElapsedTime(&ms, start[i], stop[i]), GpuOutcome::Fault, "cuEventElapsedTime (" + at + ")");
+    out.pod(static_cast<uint8_t>(kLaunched));
+    out.pod(static_cast<uint32_t>(o.warmup + static_cast<int>(i)));
+    out.pod(static_cast<double>(ms));
+  }
+}
+
 // The worker's body: everything CUDA. Reports as it goes; ends with an 'E' record.
 void worker_body(int out_fd, const std::string& ptx_text, const std::string& entry, const ptx::Launch& l, const GpuRunOptions& o) {
   Out out{worker::FdSink{out_fd}};
@@ -249,14 +307,17 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
     out.pod(static_cast<uint8_t>(kReady));
     out.str(device);
     const int total = o.warmup + o.runs;
-    for (int i = 0; i < total && out.ok; ++i) {
-      // Every launch starts from the buffers' initial contents (a kernel may keep state in them).
+    auto refill = [&] {
       for (size_t b = 0; b < l.buffers.size(); ++b) {
         check(d, d.cuMemsetD8(real[b], 0, l.buffers[b].bytes), GpuOutcome::NotRun, "cuMemsetD8");
         const auto c = l.contents.find(l.buffers[b].name);
         if (c != l.contents.end() && !c->second.empty())
           check(d, d.cuMemcpyHtoD(real[b], c->second.data(), c->second.size()), GpuOutcome::NotRun, "cuMemcpyHtoD");
       }
+    };
+    for (int i = 0; i < (o.back_to_back ? o.warmup : total) && out.ok; ++i) {
+      // Every launch starts from the buffers' initial contents (a kernel may keep state in them).
+      refill();
       const std::string at = launch_label(i, o.warmup, total);
       check(d, d.cuEventRecord(start, stream), GpuOutcome::Fault, "cuEventRecord (" + at + ")");
       check(d, d.cuLaunchKernelEx(&config, fn, args.data(), nullptr), GpuOutcome::NotRun, "the launch was refused (" + at + ")");
@@ -267,6 +328,10 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
       out.pod(static_cast<uint8_t>(kLaunched));
       out.pod(static_cast<uint32_t>(i));
       out.pod(static_cast<double>(ms));
+    }
+    if (o.back_to_back && out.ok) {
+      refill();
+      time_back_to_back(d, out, config, fn, args, o);
     }
     end(GpuOutcome::Ok, "", jit_log);
   } catch (const Stop& s) {
@@ -295,7 +360,9 @@ GpuRun run_on_gpu(const std::string& ptx_text, const std::string& entry, const p
   bool launching = false;
   auto t0 = std::chrono::steady_clock::now();
   while (true) {
-    const double limit_s = launching ? o.timeout_ms * 1e-3 : o.setup_timeout_s;
+    double limit_s = launching ? o.timeout_ms * 1e-3 : o.setup_timeout_s;
+    // Back to back, the first timed launch waits behind the spin kernel first.
+    if (launching && o.back_to_back && r.launches_done == o.warmup) limit_s += back_to_back_spin_ms(o.runs) * 1e-3;
     if (!w.wait_readable(limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())) {
       w.stop(true);
       r.hung_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

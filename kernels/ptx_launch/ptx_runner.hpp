@@ -7,7 +7,7 @@
 // (cuModuleLoadDataEx), allocates every launch buffer (contents from its file, else zeros), rewrites
 // the parameters' pointers and tensor maps onto that memory (relocate.hpp), and launches with the
 // grid, block, cluster and dynamic shared memory of the launch (cuLaunchKernelEx). Each launch starts
-// from the buffers' initial contents. The caller's watchdog kills the worker (SIGKILL) when a launch
+// from the buffers' initial contents (back to back: the timed batch as a whole does). The caller's watchdog kills the worker (SIGKILL) when a launch
 // outlives `timeout_ms`: a hung kernel costs only that process.
 #pragma once
 
@@ -45,10 +45,18 @@ struct GpuRunOptions {
   int runs = 10;              // timed launches
   double timeout_ms = 2000;   // watchdog per launch, from the moment it is issued
   double setup_timeout_s = 600;  // the driver's start and the JIT of the PTX (CUTLASS kernels take seconds)
+  // A benchmark's timing: after the warm-up, the buffers are filled once and the timed launches are
+  // queued back to back behind a spin kernel, so none waits for the host or for a refill, with CUDA
+  // events around each. Only for kernels that keep no state in their buffers.
+  bool back_to_back = false;
   // Concurrent crosschecks on one machine take turns on the GPU (flock), so that none times the
   // others' kernels; the wait for it is not watched.
   std::string lock_file = "/tmp/pipesim-gpu.lock";
 };
+
+// How long the spin kernel holds the stream while the host queues `runs` launches behind it (the
+// worker spins this long; the caller's watchdog allows it on the first timed launch).
+inline double back_to_back_spin_ms(int runs) { return 5.0 + 0.02 * runs; }
 
 struct GpuRun {
   GpuOutcome outcome = GpuOutcome::Unavailable;
