@@ -27,48 +27,70 @@ constexpr int kTileRows = 128;                              // of A per tile (M)
 constexpr int kBlockK = 64;                                 // fp16 elements per k-block: 128 B
 constexpr uint32_t kBoxBytes = kTileRows * kBlockK * 2;     // 16 KiB
 constexpr int kStages = 6;                                  // at most 6 x 32 KiB, as 49's ping-pong
+// With a stamp buffer (kernels/interp/ringprobe.cu; the PTX entries pass none), lane 0 of each CTA
+// records its clock at the start and end, and for each of the first kStampItems stages before and
+// after the wait, after the expect_tx, after the first copy and after the last.
+constexpr int kStampItems = 64;
+constexpr int kStampHead = 4;                               // global timer and clock, start and end
+constexpr int kStampsPerItem = 5;
+constexpr int kStampsPerCta = kStampHead + kStampsPerItem * kStampItems;
 
 template <bool kTensor>
 __device__ __forceinline__ void mainloop(const CUtensorMap* a_map, const CUtensorMap* b_map, const uint8_t* a_tiles,
                                          const uint8_t* b_tiles, int m_tiles, int n_tiles, int k_blocks,
-                                         uint32_t piece, uint32_t poll, int stages, uint32_t batch) {
+                                         uint32_t piece, uint32_t poll, int stages, uint32_t batch,
+                                         uint64_t* stamps = nullptr, bool handoff = false, uint32_t order = 0) {
   extern __shared__ __align__(1024) uint8_t smem[];
   __shared__ __align__(8) uint64_t full[kStages];
+  __shared__ __align__(8) uint64_t empty[kStages];  // handoff only
   const int lane = threadIdx.x & 31;
   if (lane == 0) {
-    for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full[s], 1u);
+    for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full[s], 1u), ptx::mbarrier_init(&empty[s], 1u);
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
   __syncwarp();
+  uint64_t* my_stamps = stamps && lane == 0 ? stamps + size_t(blockIdx.x) * kStampsPerCta : nullptr;
+  if (my_stamps) my_stamps[0] = ptx::get_sreg_globaltimer(), my_stamps[1] = ptx::get_sreg_clock64();
   const int tiles = m_tiles * n_tiles;
   const int my_tiles = int(blockIdx.x) < tiles ? (tiles - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x) : 0;
   const int items = my_tiles * k_blocks;
-  auto issue = [&](int i) {
+  auto issue = [&](int i, uint64_t* at) {
     const int s = i % stages, kb = i % k_blocks;
     const int t = int(blockIdx.x) + (i / k_blocks) * int(gridDim.x);
     const int m = t % m_tiles, n = t / m_tiles;
     uint8_t* dst = smem + size_t(s) * 2 * kBoxBytes;
-    (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[s], 2 * kBoxBytes);
+    // order 0: the arrive with its expect_tx, then the copies (as CUTLASS); 1: the copies first (their
+    // complete_tx may come before the expect_tx: the phase still waits for the arrival); 2: a relaxed
+    // expect_tx, the copies, then the arrive (ringprobe.cu's question: which of them stalls the lane).
+    if (order == 0) (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[s], 2 * kBoxBytes);
+    if (order == 2) ptx::mbarrier_expect_tx(ptx::sem_relaxed, ptx::scope_cta, ptx::space_shared, &full[s], 2 * kBoxBytes);
+    if (at) at[2] = ptx::get_sreg_clock64();
     if constexpr (kTensor) {
       const int32_t a_at[2] = {kb * kBlockK, m * kTileRows}, b_at[2] = {kb * kBlockK, n * kTileRows};
       ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, a_map, a_at, &full[s]);
+      if (at) at[3] = ptx::get_sreg_clock64();
       ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst + kBoxBytes, b_map, b_at, &full[s]);
     } else {
       // Each box as box_bytes / piece copies of `piece` bytes (piece = the box: two copies a stage).
       const uint8_t* a_box = a_tiles + (size_t(m) * k_blocks + kb) * kBoxBytes;
       const uint8_t* b_box = b_tiles + (size_t(n) * k_blocks + kb) * kBoxBytes;
-      for (uint32_t at = 0; at < kBoxBytes; at += piece) {
-        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst + at, a_box + at, piece, &full[s]);
-        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst + kBoxBytes + at, b_box + at, piece, &full[s]);
+      for (uint32_t off = 0; off < kBoxBytes; off += piece) {
+        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst + off, a_box + off, piece, &full[s]);
+        if (at && off == 0) at[3] = ptx::get_sreg_clock64();
+        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst + kBoxBytes + off, b_box + off, piece, &full[s]);
       }
     }
+    if (order == 1) (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[s], 2 * kBoxBytes);
+    if (order == 2) (void)ptx::mbarrier_arrive(&full[s]);
   };
   if (lane == 0)
-    for (int i = 0; i < items && i < stages; ++i) issue(i);
+    for (int i = 0; i < items && i < stages; ++i) issue(i, nullptr);
   for (int i = 0; i < items; ++i) {
     // poll 0: the whole warp polls with try_wait, as CUTLASS's consumer_wait does; 1: lane 0 alone;
     // 2: lane 0 alone, test_wait with a 64 ns sleep between polls.
     const uint32_t parity = uint32_t(i / stages) & 1u;
+    uint64_t* at = my_stamps && i < kStampItems ? my_stamps + kStampHead + kStampsPerItem * i : nullptr;
+    if (at) at[0] = ptx::get_sreg_clock64();
     if (poll == 0) {
       while (!ptx::mbarrier_try_wait_parity(&full[i % stages], parity)) {
       }
@@ -81,12 +103,22 @@ __device__ __forceinline__ void mainloop(const CUtensorMap* a_map, const CUtenso
       }
     }
     __syncwarp();
+    if (at) at[1] = ptx::get_sreg_clock64();
+    // handoff: the stage goes back through an `empty` barrier before it is refilled, as CUTLASS's
+    // consumer_release and producer_acquire hand it over (here the same lane does both).
+    if (handoff && lane == 0) {
+      (void)ptx::mbarrier_arrive(&empty[i % stages]);
+      while (!ptx::mbarrier_try_wait_parity(&empty[i % stages], parity)) {
+      }
+    }
     // A ring refills each stage as soon as it lands; a batch waits for all its stages, then issues
     // the next batch (as one SM's burst, tmaprobe case 1).
-    if (lane == 0 && !batch && i + stages < items) issue(i + stages);
+    if (lane == 0 && !batch && i + stages < items) issue(i + stages, at);
     if (lane == 0 && batch && (i + 1) % stages == 0)
-      for (int j = i + 1; j < items && j < i + 1 + stages; ++j) issue(j);
+      for (int j = i + 1; j < items && j < i + 1 + stages; ++j) issue(j, j == i + 1 ? at : nullptr);
+    if (at) at[4] = ptx::get_sreg_clock64();
   }
+  if (my_stamps) my_stamps[2] = ptx::get_sreg_globaltimer(), my_stamps[3] = ptx::get_sreg_clock64();
 }
 
 }  // namespace

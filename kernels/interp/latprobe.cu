@@ -29,17 +29,19 @@ constexpr int kLinks = 256;  // links per timed chain (one unrolled block)
 constexpr int kReps = 8;     // the block, repeated in a loop
 
 enum Chain {
-  Empty, AddXor, Imad, Ffma, Add64, MulWide, CvtF16, CvtInt, SetpSelp, Shfl, Rcp, Ex2, Prmt,
+  Empty, AddXor, Imad, Ffma, Add64, MulWide, CvtF16, CvtInt, SetpSelp, Shfl, Rcp, Ex2, Prmt, DivS32, RemS32, DivU32,
   LdShared, LdGlobalL1, LdGlobalL2, LdGlobalDram, kChains
 };
 const char* const kName[] = {"empty", "add.s32+xor.b32", "mad.lo.s32", "fma.rn.f32", "add.s64",
                              "mul.wide.s32", "cvt.rn.f16.f32+cvt.f32.f16", "cvt.rn.f32.s32+cvt.rzi.s32.f32",
                              "setp.ne.s32+selp.s32", "shfl.sync.idx.b32", "rcp.approx.f32", "ex2.approx.ftz.f32",
-                             "prmt.b32",
+                             "prmt.b32", "div.s32+add.s32", "rem.s32+add.s32", "div.u32+add.u32",
                              "ld.shared.u32", "ld.global.ca.u64", "ld.global.cg.u64 (L2)",
                              "ld.global.cg.u64 (DRAM)"};
-// Instructions per link (a link of two instructions reports per instruction too).
-const int kPerLink[] = {1, 2, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1};
+// Instructions per link (a link of two instructions reports per instruction too). The divisions are
+// one link each with an add that keeps the dividend from reaching zero: less one add.s32 (AddXor's
+// per-instruction figure) for the division alone.
+const int kPerLink[] = {1, 2, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 struct Out {
   unsigned long long cycles, ns, sink;
@@ -71,6 +73,12 @@ __device__ __forceinline__ void link(uint32_t& r, uint64_t& p, float& f, uint32_
     asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(f));
   } else if constexpr (C == Prmt) {
     asm volatile("prmt.b32 %0, %0, %1, 0x1032;" : "+r"(r) : "r"(a));
+  } else if constexpr (C == DivS32) {
+    asm volatile("div.s32 %0, %0, %1;\n\tadd.s32 %0, %0, %2;" : "+r"(r) : "r"(a), "r"(b));
+  } else if constexpr (C == RemS32) {
+    asm volatile("rem.s32 %0, %0, %1;\n\tadd.s32 %0, %0, %2;" : "+r"(r) : "r"(a), "r"(b));
+  } else if constexpr (C == DivU32) {
+    asm volatile("div.u32 %0, %0, %1;\n\tadd.u32 %0, %0, %2;" : "+r"(r) : "r"(a), "r"(b));
   } else if constexpr (C == LdShared) {
     asm volatile("ld.shared.u32 %0, [%0];" : "+r"(r));
   } else if constexpr (C == LdGlobalL1) {

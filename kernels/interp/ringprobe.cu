@@ -1,0 +1,103 @@
+// Where a ring of TMA stages spends its time on the H100: gemmloads.cu's mainloop (bulk copies) with
+// lane 0's clock stamped around each step, for 2048x2048x1024 (16 x 16 tiles, 16 k-blocks). Per
+// configuration: the launch's time (CUDA events, back to back), and over every CTA's items 8..63 the
+// medians of the wait (try_wait until the stage has landed, then __syncwarp), the expect_tx arrive
+// (with, where asked, the handoff through an `empty` barrier before it), the first copy's issue, the
+// other copies' issue and the period from one wait's start to the next.
+//   nvcc -std=c++20 -O3 -I. -gencode arch=compute_90a,code=sm_90a kernels/interp/ringprobe.cu -o ringprobe && ./ringprobe
+#include "kernels/interp/gemmloads.cu"
+#include "kernels/interp/probe.cuh"
+
+#include <string>
+
+extern "C" __global__ void __launch_bounds__(32) gemm_loads_bulk_stamped(const uint8_t* a_tiles, const uint8_t* b_tiles,
+                                                                         int m_tiles, int n_tiles, int k_blocks,
+                                                                         uint32_t piece, int stages, uint32_t batch,
+                                                                         uint64_t* stamps, bool handoff, uint32_t order) {
+  mainloop<false>(nullptr, nullptr, a_tiles, b_tiles, m_tiles, n_tiles, k_blocks, piece, 0, stages, batch, stamps, handoff,
+                  order);
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Config {
+  int ctas, stages;
+  bool batch;
+  uint32_t piece;
+  bool handoff;
+  uint32_t order = 0;   // gemmloads.cu's issue order
+  bool stamped = true;  // false: the launch's time only, no stamps
+};
+
+}  // namespace
+
+int main() {
+  const int m_tiles = 16, n_tiles = 16, k_blocks = 16;
+  const size_t bytes = size_t(m_tiles) * k_blocks * kBoxBytes;
+  uint8_t *a = nullptr, *b = nullptr;
+  uint64_t* stamps = nullptr;
+  CK(cudaMalloc(&a, bytes));
+  CK(cudaMalloc(&b, bytes));
+  CK(cudaMemset(a, 1, bytes));
+  CK(cudaMemset(b, 2, bytes));
+  CK(cudaMalloc(&stamps, sizeof(uint64_t) * 132 * kStampsPerCta));
+  CK(cudaFuncSetAttribute(gemm_loads_bulk_stamped, cudaFuncAttributeMaxDynamicSharedMemorySize, kStages * 2 * kBoxBytes));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::printf("== ringprobe: gemmloads bulk, 2048x2048x1024; ns (SM clock from each CTA's own clock / global timer)\n");
+  std::printf("%5s %6s %5s %6s %7s %5s %10s %8s %8s %8s %8s %8s %6s\n", "CTAs", "stages", "batch", "piece", "handoff", "order",
+              "launch us", "wait", "expect", "copy 1", "copies", "period", "GHz");
+  std::printf("   order 0: arrive.expect_tx, copies; 1: copies, arrive.expect_tx; 2: expect_tx.relaxed, copies, arrive\n");
+  const Config configs[] = {{1, 6, false, kBoxBytes, false},   {1, 6, false, kBoxBytes, true},   {1, 1, false, kBoxBytes, false},
+                            {16, 6, false, kBoxBytes, false},  {16, 6, false, kBoxBytes, true},  {16, 2, false, kBoxBytes, false},
+                            {16, 6, true, kBoxBytes, false},   {16, 6, false, 4096, false},      {132, 6, false, kBoxBytes, false},
+                            {132, 6, false, kBoxBytes, true},  {1, 6, false, kBoxBytes, false, 1}, {1, 6, false, kBoxBytes, false, 2},
+                            {1, 1, false, kBoxBytes, false, 1}, {16, 6, false, kBoxBytes, false, 1},
+                            {1, 6, false, kBoxBytes, false, 0, false}, {16, 6, false, kBoxBytes, false, 0, false},
+                            {1, 6, false, kBoxBytes, false, 1, false}};
+  for (const Config& c : configs) {
+    const size_t smem = size_t(c.stages) * 2 * kBoxBytes;
+    std::vector<double> launch_us;
+    CK(cudaMemset(stamps, 0, sizeof(uint64_t) * 132 * kStampsPerCta));
+    for (int rep = 0; rep < 6; ++rep) {
+      CK(cudaEventRecord(e0));
+      gemm_loads_bulk_stamped<<<c.ctas, 32, smem>>>(a, b, m_tiles, n_tiles, k_blocks, c.piece, c.stages, c.batch ? 1u : 0u,
+                                                    c.stamped ? stamps : nullptr, c.handoff, c.order);
+      CK(cudaEventRecord(e1));
+      CK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      if (rep > 0) launch_us.push_back(ms * 1e3);
+    }
+    std::vector<uint64_t> h(size_t(c.ctas) * kStampsPerCta);
+    CK(cudaMemcpy(h.data(), stamps, h.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    std::vector<double> wait, expect, copy1, copies, period, ghz;
+    for (int cta = 0; cta < c.ctas; ++cta) {
+      const uint64_t* s = h.data() + size_t(cta) * kStampsPerCta;
+      const double g = double(s[3] - s[1]) / double(s[2] - s[0]);
+      ghz.push_back(g);
+      const int items = std::min(kStampItems, ((m_tiles * n_tiles - cta + c.ctas - 1) / c.ctas) * k_blocks);
+      for (int i = 8; i + 1 < items; ++i) {
+        const uint64_t* t = s + kStampHead + kStampsPerItem * i;
+        const uint64_t* next = t + kStampsPerItem;
+        if (t[2] == 0) continue;  // no issue at this item (a batch's inner items, the ring's tail)
+        wait.push_back(double(t[1] - t[0]) / g);
+        expect.push_back(double(t[2] - t[1]) / g);
+        copy1.push_back(double(t[3] - t[2]) / g);
+        copies.push_back(double(t[4] - t[3]) / g);
+        period.push_back(double(next[0] - t[0]) / g);
+      }
+    }
+    std::printf("%5d %6d %5d %6u %7d %5u %10.2f %8.1f %8.1f %8.1f %8.1f %8.1f %6.3f\n", c.ctas, c.stages, int(c.batch), c.piece,
+                int(c.handoff), c.order, median(launch_us), median(wait), median(expect), median(copy1), median(copies), median(period),
+                median(ghz));
+  }
+  return 0;
+}
