@@ -99,6 +99,7 @@ struct Timing {
   double ptx_int_convert_latency_cycles = 0;
   double ptx_mufu_latency_cycles = 0;
   double ptx_mufu_fixup_latency_cycles = 0;
+  double ptx_divide_latency_cycles = 0;  // integer div / rem (an emulated sequence)
   double ptx_shfl_latency_cycles = 0;
   double ptx_shared_load_latency_cycles = 0;
   double ptx_global_load_latency_cycles = 0;

@@ -148,6 +148,33 @@ TEST(PtxTiming, AChainCarriedAcrossBlocksWaitsAtEachBranch) {
   EXPECT_LE(a - b, 4 * (100 + 2) + 2);
 }
 
+TEST(PtxTiming, IntegerDivisionWaitsItsOwnLatencyAndFloatDivisionTheSfus) {
+  // Four dependent integer divisions (div, rem, unsigned div, wide div), the last one's result read:
+  // four divide latencies (the H100's emulated sequence, latprobe), not the SFU's; a float division waits
+  // the SFU-with-fix-up latency instead.
+  auto waited = [](const std::string& body) {
+    Harness h(kernel(body));
+    ptx::InstructionTiming t;
+    t.alu_ns = 2;
+    t.mufu_fixup_ns = 20;
+    t.divide_ns = 33;
+    ptx::set_instruction_timing(*h.grid, t);
+    Warp w(*h.grid, h.place(0), 0);
+    SyncRequest r;
+    EXPECT_TRUE(w.step(r, 0.0));
+    EXPECT_EQ(r.kind, SyncKind::Compute);
+    return r.a - r.b;
+  };
+  const int64_t integer = waited(
+      "  mov.u32 %r1, 1000;\n  div.s32 %r2, %r1, 3;\n  rem.s32 %r3, %r2, 7;\n  div.u32 %r4, %r3, 2;\n"
+      "  cvt.u64.u32 %rd1, %r4;\n  div.s64 %rd2, %rd1, 5;\n  add.u64 %rd3, %rd2, 1;\n  bar.sync 0;\n");
+  EXPECT_GE(integer, 4 * 33 - 4);
+  EXPECT_LE(integer, 4 * 33 + 2 + 4);
+  const int64_t fp = waited("  mov.f32 %f1, 0f40000000;\n  div.rn.f32 %f2, %f1, %f1;\n  add.f32 %f3, %f2, %f2;\n  bar.sync 0;\n");
+  EXPECT_GE(fp, 20 - 4);
+  EXPECT_LE(fp, 20 + 4);
+}
+
 TEST(PtxTiming, AWarpMadeBeforeTheLatenciesWereSetWaitsForItsOperands) {
   // The latencies given to a grid whose warps already exist still apply (the frames size their
   // ready times on first use).

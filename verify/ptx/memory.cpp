@@ -287,6 +287,7 @@ InstructionTiming instruction_timing(const model::Timing& t) {
           .int_convert_ns = t.ptx_int_convert_latency_cycles * ns,
           .mufu_ns = t.ptx_mufu_latency_cycles * ns,
           .mufu_fixup_ns = t.ptx_mufu_fixup_latency_cycles * ns,
+          .divide_ns = t.ptx_divide_latency_cycles * ns,
           .shfl_ns = t.ptx_shfl_latency_cycles * ns,
           .shared_load_ns = t.ptx_shared_load_latency_cycles * ns,
           .global_load_ns = t.ptx_global_load_latency_cycles * ns,
@@ -305,6 +306,7 @@ void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
   at(Latency::IntConvert) = t.int_convert_ns;
   at(Latency::Mufu) = t.mufu_ns;
   at(Latency::MufuFixup) = t.mufu_fixup_ns;
+  at(Latency::Divide) = t.divide_ns;
   at(Latency::Shfl) = t.shfl_ns;
   at(Latency::SharedLoad) = t.shared_load_ns;
   at(Latency::GlobalLoad) = t.global_load_ns;

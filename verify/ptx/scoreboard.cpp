@@ -27,7 +27,9 @@ Latency latency_class(const DInstr& d) {
       // Without .ftz the approximations add a fix-up for subnormals (rcp.approx.f32: 41 cycles against
       // ex2.approx.ftz.f32's 17).
       return d.flags & F_FTZ ? Latency::Mufu : Latency::MufuFixup;
-    case Op::Div: case Op::Rem: return Latency::MufuFixup;  // emulated sequences (assumed)
+    // Integer division is an emulated sequence of its own (measured); a float div.rn is taken as an
+    // SFU approximation with its fix-up (assumed).
+    case Op::Div: case Op::Rem: return is_float(d.type) ? Latency::MufuFixup : Latency::Divide;
     case Op::Ld: case Op::Atom:
       switch (d.space) {
         case Space::Shared: return Latency::SharedLoad;
