@@ -5,7 +5,7 @@
                             [--stages 1..6] [--batch]
 
 writes DIR/gemm_loads_{tensor,bulk}_MxNxK.launch.json: a persistent grid of one CTA per SM, one warp,
-six 32 KiB stages; A is M x K and B is N x K fp16 (row-major, K contiguous). M and N must be multiples
+a ring of 32 KiB stages (six unless --stages); A is M x K and B is N x K fp16 (row-major, K contiguous). M and N must be multiples
 of 128 and K of 64, the kernel's tile and k-block. --sms other than 132 (a grid of that many CTAs) adds
 _gSMS to the names; --piece (the bulk entry's copy size, a divisor of the 16 KiB box) writes only the
 bulk entry, named _pBYTES; --poll (how the warp waits for a stage, gemmloads.cu) adds _wPOLL; --stages

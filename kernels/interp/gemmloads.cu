@@ -6,7 +6,7 @@
 // receive the A and B tiles of a GEMM when the tensor pipes do not hold them back?
 //
 //   nvcc -arch=sm_90a -ptx -lineinfo -std=c++20 kernels/interp/gemmloads.cu -o gemmloads.ptx
-//   tools/gemmloads_launch.py DIR M N K ...      (one launch file per entry and shape)
+//   tools/gemmloads_launch.py DIR MxNxK ...      (one launch file per entry and shape)
 //
 // Two entries read the same bytes in the same order:
 //   gemm_loads_tensor: 2-D tensor-map copies of a row-major fp16 A (M x K) and B (N x K), box

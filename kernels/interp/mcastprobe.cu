@@ -78,11 +78,6 @@ __global__ void burst(const uint8_t* src, uint32_t bytes, int rounds, int multic
   ptx::barrier_cluster_wait();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 int main() {

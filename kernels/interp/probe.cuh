@@ -1,6 +1,6 @@
 // What the native probes share (kernels/interp/*probe.cu): a check of every CUDA call that ends the
-// program with the file, line and error, the two clocks a probe reads, and a launch's span from its
-// CTAs' stamps.
+// program with the file, line and error, the two clocks a probe reads, a median, and a launch's span
+// from its CTAs' stamps.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,6 +30,13 @@ __device__ __forceinline__ uint64_t gt() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+
+// The median of a probe's samples (0 for none).
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 // A launch's span from the %globaltimer stamps its CTAs wrote (per CTA: start, end, in device memory):

@@ -8,8 +8,6 @@
 #include "kernels/interp/gemmloads.cu"
 #include "kernels/interp/probe.cuh"
 
-#include <string>
-
 extern "C" __global__ void __launch_bounds__(32) gemm_loads_bulk_stamped(const uint8_t* a_tiles, const uint8_t* b_tiles,
                                                                          int m_tiles, int n_tiles, int k_blocks,
                                                                          uint32_t piece, int stages, uint32_t batch,
@@ -19,12 +17,6 @@ extern "C" __global__ void __launch_bounds__(32) gemm_loads_bulk_stamped(const u
 }
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Config {
   int ctas, stages;
