@@ -39,6 +39,7 @@ if [[ ${1:-} == --bundle ]]; then
   { "$launch" "$dest/gemmloads" 2048x2048x256 2048x2048x512 2048x2048x1024 2048x2048x1536 2048x2048x2048 2048x2048x4096 \
         4096x4096x1024 4096x4096x4096 &&
     "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 && "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 33 &&
+    "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 1 &&
     "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --piece 4096 &&
     "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --piece 8192 &&
     "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --stages 1 && "$launch" "$dest/gemmloads" 2048x2048x1024 --sms 16 --stages 2 &&
