@@ -642,6 +642,7 @@ struct Options {
   bool back_to_back = false;
   bool json = false;
   bool timeout_given = false;
+  std::string stamps;  // --stamps FILE
 };
 
 
@@ -660,9 +661,10 @@ int run_crosscheck(const Options& o) {
   if (std::any_of(o.inputs.begin(), o.inputs.end(), is_ptx_kernel))
     return run_crosscheck_ptx({o.inputs, o.launch, o.defines, o.runs, o.timeout_given ? std::optional(o.timeout_ms) : std::nullopt,
                                o.json, o.back_to_back, !o.trace.empty() || !o.markdown.empty() || !o.save_device.empty() || !o.from_device.empty() ||
-                                           o.l2_sources || o.free_occupancy || o.no_timestamps});
-  if (!o.launch.empty() || o.json || o.back_to_back) {
-    std::cerr << "pipesim: error: --launch, --json and --back-to-back are for PTX kernels (FILE.ptx)\n";
+                                           o.l2_sources || o.free_occupancy || o.no_timestamps,
+                               o.stamps});
+  if (!o.launch.empty() || o.json || o.back_to_back || !o.stamps.empty()) {
+    std::cerr << "pipesim: error: --launch, --json, --back-to-back and --stamps are for PTX kernels (FILE.ptx)\n";
     return 2;
   }
 #ifndef PIPESIM_HAVE_CUDA
@@ -854,6 +856,10 @@ CLI::App* add_crosscheck_command(CLI::App& app, std::function<int()>& action) {
   c->add_flag("--back-to-back", o->back_to_back,
               "PTX kernels: time as a benchmark does: the buffers filled once, the timed launches queued back to back "
               "(only for kernels that keep no state in their buffers)");
+  c->add_option("--stamps", o->stamps,
+                "PTX kernels: launch once more with each warp's waits and barriers stamped (%globaltimer) and report the GPU's "
+                "timeline beside the model's; every stamp to FILE (CSV)")
+      ->type_name("FILE.csv");
   add_repeatable_option(*c, "-D", o->defines, "override a parameter: -D K=8192 (repeatable)")->type_name("NAME=INT");
   c->add_option("--timeout-ms", o->timeout_ms,
                 "bound of every mbarrier wait on the device; PTX kernels: the watchdog per launch (default 2 s, or 100x "

@@ -9,8 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/ptx_launch/relocate.hpp"
+#include "kernels/ptx_launch/stamps.hpp"
 #include "sim/rules.hpp"
 #include "verify/check.hpp"
+#include "verify/crosscheck_stamps.hpp"
 #include "verify/ptx/launch.hpp"
 #include "verify/ptx/parser.hpp"
 #include "verify/report.hpp"
@@ -147,7 +149,7 @@ nlohmann::json to_json(const Outcome& o) {
   return j;
 }
 
-[[maybe_unused]] std::string read_text(const std::string& path) {
+std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -249,12 +251,27 @@ int run_crosscheck_ptx(const PtxCrosscheckOptions& opt) {
   }
   o.watchdog_ms = opt.timeout_ms ? *opt.timeout_ms : default_watchdog_ms(o.compared_ns());
   o.back_to_back = opt.back_to_back;
+  // --stamps: the same entry with stamps, launched once more after the timed launches. A warp's slice
+  // holds up to 4096 stamps, fewer where the grid is large (256 MiB in all at most).
+  const uint32_t warps_per_cta = static_cast<uint32_t>((o.launch.threads() + 31) / 32);
+  std::optional<ptx_launch::StampedPtx> stamped;
+  if (!opt.stamps.empty()) {
+    const uint64_t ctas = uint64_t{o.launch.grid[0]} * o.launch.grid[1] * o.launch.grid[2];
+    const uint64_t per_warp = std::clamp<uint64_t>((uint64_t{256} << 20) / std::max<uint64_t>(1, warps_per_cta * ctas * 8), 64, 4096);
+    try {
+      stamped = ptx_launch::add_stamps(read_text(ptx_path), o.entry, warps_per_cta, ctas, static_cast<uint32_t>(per_warp));
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("pipesim crosscheck: {}: {}\n", ptx_path, e.what());
+      return 2;
+    }
+  }
 
 #ifdef PIPESIM_HAVE_CUDA
   ptx_launch::GpuRunOptions go;
   go.runs = opt.runs;
   go.back_to_back = o.back_to_back;
   go.timeout_ms = o.watchdog_ms;
+  go.stamps = stamped ? &*stamped : nullptr;
   o.gpu = ptx_launch::run_on_gpu(read_text(ptx_path), o.entry, o.launch, go);
 #else
   o.gpu.outcome = GpuOutcome::Unavailable;
@@ -271,8 +288,21 @@ int run_crosscheck_ptx(const PtxCrosscheckOptions& opt) {
   o.agree = o.expect.accepts(o.gpu.outcome);
   if (o.gpu.outcome == GpuOutcome::Ok && !o.gpu.times_ms.empty() && o.gpu.median_ms() > 0 && o.expect.ok)
     o.time_error_pct = 100.0 * (o.compared_event_ns() * 1e-6 - o.gpu.median_ms()) / o.gpu.median_ms();
-  if (opt.json) std::cout << to_json(o).dump(2) << "\n";
-  else std::cout << render(o);
+  StampsReport stamps;
+  if (stamped && o.gpu.outcome == GpuOutcome::Ok)
+    stamps = report_stamps(module, module.functions.at(static_cast<size_t>(o.launch.function_index)), *stamped, o.gpu.stamps, warps_per_cta,
+                           o.gpu.stamped_ms, o.gpu.median_ms(), o.compared(), opt.stamps);
+  if (opt.json) {
+    nlohmann::json j = to_json(o);
+    if (stamped) j["gpu"]["stamps"] = {{"file", opt.stamps}, {"stamped_launch_ms", o.gpu.stamped_ms}, {"count", o.gpu.stamps.size()}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << render(o) << stamps.text;
+  }
+  if (!stamps.error.empty()) {
+    std::cerr << "pipesim crosscheck: --stamps: " << stamps.error << "\n";
+    return 2;
+  }
   return o.agree ? 0 : 1;
 }
 

@@ -22,6 +22,7 @@ struct PtxCrosscheckOptions {
   bool json = false;
   bool back_to_back = false;             // a benchmark's timing (ptx_launch::GpuRunOptions::back_to_back)
   bool scenario_options = false;         // a scenario-only option was given (--trace, --save-device ...)
+  std::string stamps;                    // --stamps FILE: one more launch with stamps, every stamp to FILE (CSV)
 };
 
 // The watchdog when --timeout-ms is not given: 2 s, or 100 times the model's predicted time when

@@ -1,6 +1,7 @@
 // run_on_gpu: the worker side (CUDA driver API, loaded at run time) and the caller's watchdog. The
 // worker reports on its pipe as it goes: 'R' ready to launch (device), 'L' one launch done (index,
-// ms), 'E' the end (outcome, message); the caller times every launch from the previous report.
+// ms), 'S' the stamped launch done (ms, its stamps), 'E' the end (outcome, message); the caller times
+// every launch from the previous report.
 #include "kernels/ptx_launch/ptx_runner.hpp"
 
 #include <cuda.h>
@@ -26,14 +27,14 @@ namespace {
 using Out = sim::Writer<worker::FdSink>;
 using In = sim::Reader<worker::FdSource>;
 
-enum Record : uint8_t { kReady = 'R', kLaunched = 'L', kEnd = 'E' };
+enum Record : uint8_t { kReady = 'R', kLaunched = 'L', kStamped = 'S', kEnd = 'E' };
 
 // The driver functions the worker calls, found through cuGetProcAddress at the header's CUDA_VERSION
 // (so cuMemAlloc is cuMemAlloc_v2's ABI, as the header declares it). X(name) expands `name` for the
 // type (the header's versioned macro) and stringizes it unexpanded for the lookup.
 #define PIPESIM_CU_FUNCTIONS(X)                                                                                 \
   X(cuInit) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) \
-  X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuMemAlloc) X(cuMemcpyHtoD) X(cuMemsetD8)  \
+  X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuMemAlloc) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8)  \
   X(cuStreamCreate) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)               \
   X(cuEventElapsedTime) X(cuLaunchKernelEx) X(cuTensorMapEncodeTiled) X(cuGetErrorName) X(cuGetErrorString)
 
@@ -254,13 +255,29 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
     if (jit != CUDA_SUCCESS)
       throw Stop{GpuOutcome::NotRun, fmt::format("the JIT of the PTX failed: {}{}{}", cu_error(d, jit), error[0] ? ": " : "",
                                                  std::string(error.data()))};
-    CUfunction fn{};
-    check(d, d.cuModuleGetFunction(&fn, module, entry.c_str()), GpuOutcome::NotRun, "cuModuleGetFunction(" + entry + ")");
-    check(d, d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.dynamic_smem)),
-          GpuOutcome::NotRun, fmt::format("cuFuncSetAttribute(max dynamic shared memory = {})", l.dynamic_smem));
-    if (l.non_portable_cluster || l.cluster_size() > 8)
-      check(d, d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), GpuOutcome::NotRun,
-            "cuFuncSetAttribute(non-portable cluster size allowed)");
+    auto function_of = [&](CUmodule m, const std::string& what) {
+      CUfunction f{};
+      check(d, d.cuModuleGetFunction(&f, m, entry.c_str()), GpuOutcome::NotRun, "cuModuleGetFunction(" + entry + what + ")");
+      check(d, d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.dynamic_smem)),
+            GpuOutcome::NotRun, fmt::format("cuFuncSetAttribute(max dynamic shared memory = {})", l.dynamic_smem));
+      if (l.non_portable_cluster || l.cluster_size() > 8)
+        check(d, d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), GpuOutcome::NotRun,
+              "cuFuncSetAttribute(non-portable cluster size allowed)");
+      return f;
+    };
+    const CUfunction fn = function_of(module, "");
+    CUfunction stamped_fn{};
+    CUdeviceptr stamp_buffer{};
+    if (o.stamps) {
+      CUmodule stamped{};
+      const CUresult sj = d.cuModuleLoadDataEx(&stamped, o.stamps->text.c_str(), 5, keys, values);
+      if (sj != CUDA_SUCCESS)
+        throw Stop{GpuOutcome::NotRun, fmt::format("the JIT of the stamped PTX failed: {}{}{}", cu_error(d, sj), error[0] ? ": " : "",
+                                                   std::string(error.data()))};
+      stamped_fn = function_of(stamped, " with stamps");
+      check(d, d.cuMemAlloc(&stamp_buffer, o.stamps->buffer_bytes()), GpuOutcome::NotRun,
+            fmt::format("cuMemAlloc of the stamps ({} B)", o.stamps->buffer_bytes()));
+    }
 
     // The buffers, for real; then the parameters moved onto them.
     std::vector<CUdeviceptr> real(l.buffers.size());
@@ -307,6 +324,8 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
     out.pod(static_cast<uint8_t>(kReady));
     out.str(device);
     const int total = o.warmup + o.runs;
+    // The fills go on the NULL stream, which the launch's non-blocking stream does not wait for, and
+    // a memset may still run when the call returns: wait for them before anything is launched.
     auto refill = [&] {
       for (size_t b = 0; b < l.buffers.size(); ++b) {
         check(d, d.cuMemsetD8(real[b], 0, l.buffers[b].bytes), GpuOutcome::NotRun, "cuMemsetD8");
@@ -314,6 +333,7 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
         if (c != l.contents.end() && !c->second.empty())
           check(d, d.cuMemcpyHtoD(real[b], c->second.data(), c->second.size()), GpuOutcome::NotRun, "cuMemcpyHtoD");
       }
+      check(d, d.cuStreamSynchronize(nullptr), GpuOutcome::NotRun, "cuStreamSynchronize (the buffers' fills)");
     };
     for (int i = 0; i < (o.back_to_back ? o.warmup : total) && out.ok; ++i) {
       // Every launch starts from the buffers' initial contents (a kernel may keep state in them).
@@ -332,6 +352,26 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
     if (o.back_to_back && out.ok) {
       refill();
       time_back_to_back(d, out, config, fn, args, o);
+    }
+    // The stamped launch finds what the timed ones found: back to back, the buffers and the L2 as the
+    // last timed launch left them; else freshly filled buffers.
+    if (o.stamps && out.ok) {
+      if (!o.back_to_back) refill();
+      check(d, d.cuMemsetD8(stamp_buffer, 0, o.stamps->buffer_bytes()), GpuOutcome::NotRun, "cuMemsetD8 (stamps)");
+      check(d, d.cuStreamSynchronize(nullptr), GpuOutcome::NotRun, "cuStreamSynchronize (the stamps' fill)");
+      std::vector<void*> stamped_args = args;
+      stamped_args.push_back(&stamp_buffer);
+      check(d, d.cuEventRecord(start, stream), GpuOutcome::Fault, "cuEventRecord (the stamped launch)");
+      check(d, d.cuLaunchKernelEx(&config, stamped_fn, stamped_args.data(), nullptr), GpuOutcome::NotRun, "the stamped launch was refused");
+      check(d, d.cuEventRecord(stop, stream), GpuOutcome::Fault, "cuEventRecord (the stamped launch)");
+      check(d, d.cuEventSynchronize(stop), GpuOutcome::Fault, "the stamped launch");
+      float ms = 0;
+      check(d, d.cuEventElapsedTime(&ms, start, stop), GpuOutcome::Fault, "cuEventElapsedTime (the stamped launch)");
+      std::vector<uint64_t> stamps(o.stamps->buffer_bytes() / 8);
+      check(d, d.cuMemcpyDtoH(stamps.data(), stamp_buffer, o.stamps->buffer_bytes()), GpuOutcome::Fault, "reading the stamps back");
+      out.pod(static_cast<uint8_t>(kStamped));
+      out.pod(static_cast<double>(ms));
+      out.vec(stamps);
     }
     end(GpuOutcome::Ok, "", jit_log);
   } catch (const Stop& s) {
@@ -387,6 +427,8 @@ GpuRun run_on_gpu(const std::string& ptx_text, const std::string& entry, const p
       in.pod(index), in.pod(ms);
       ++r.launches_done;
       if (static_cast<int>(index) >= o.warmup) r.times_ms.push_back(ms);
+    } else if (in.ok && tag == kStamped) {
+      in.pod(r.stamped_ms), in.vec(r.stamps);
     } else if (in.ok && tag == kEnd) {
       in.pod(r.outcome), in.str(r.message), in.str(r.jit_log);
       if (in.ok) {

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/ptx_launch/stamps.hpp"
 #include "verify/ptx/launch.hpp"
 
 namespace pipesim::ptx_launch {
@@ -52,6 +53,10 @@ struct GpuRunOptions {
   // Concurrent crosschecks on one machine take turns on the GPU (flock), so that none times the
   // others' kernels; the wait for it is not watched.
   std::string lock_file = "/tmp/pipesim-gpu.lock";
+  // The same entry with stamps (stamps.hpp): after the timed launches, one more launch of it, whose
+  // stamps come back (GpuRun::stamps): from freshly filled buffers, or back to back from what the
+  // timed launches left (buffers, L2). Not owned; null: none.
+  const StampedPtx* stamps = nullptr;
 };
 
 // How long the spin kernel holds the stream while the host queues `runs` launches behind it (the
@@ -67,6 +72,8 @@ struct GpuRun {
   int launches_total = 0;
   double hung_ms = 0;            // hang: how long the last launch ran before the kill
   std::string jit_log;           // the JIT's info log (ptxas -v style), when it said something
+  std::vector<uint64_t> stamps;  // the stamped launch's buffer (GpuRunOptions::stamps), as written
+  double stamped_ms = 0;         // that launch's time between CUDA events
 
   double median_ms() const {
     if (times_ms.empty()) return 0;
