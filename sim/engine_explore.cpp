@@ -110,7 +110,9 @@ uint64_t Engine::state_hash() const {
     h.add(w.status).add(w.block).add(w.retry).add(w.cluster_arrived).add(w.mma_issued).add(w.last_pass_slot);
     const Op& o = w.cur;
     h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
-    for (const WarpRt::ConsumedPhase& c : w.consumed) h.add(c.completed).add(c.released);
+    // Two fields in one word where one is a flag (the hash is a chain of dependent multiplies: fewer
+    // words, less time; completed counts stay far below 2^62).
+    for (const WarpRt::ConsumedPhase& c : w.consumed) h.add(static_cast<uint64_t>(c.completed) << 1 | c.released);
     for (const auto& [array, issued] : w.commit_marks) h.add(array).add(issued);
     h.add(w.groups.size()).add(w.open.stores.size()).add(w.retiring.size()).add(w.mma_groups.size());
     h.add(w.releases.size());
@@ -120,7 +122,7 @@ uint64_t Engine::state_hash() const {
   for (const CtaRt& c : ctas_) {
     h.add(c.started).add(c.exited).add(c.live).add(c.tma_inflight);
     h.add(c.tmem_held).add(c.tmem_last_alloc).add(c.tmem_relinquished).add(c.tmem_pair_waiter);
-    for (const MBarrier& b : c.bars) h.add(b.initialised).add(b.completed).add(b.pending).add(b.expected).add(b.tx);
+    for (const MBarrier& b : c.bars) h.add(static_cast<uint64_t>(b.completed) << 1 | b.initialised).add(b.pending).add(b.expected).add(b.tx);
     for (const SmemCellRt& cell : c.cells)
       h.add(cell.written).add(cell.value).add(cell.writer).add(cell.releases_before).add(cell.slot).add(cell.completion);
     for (uint8_t f : c.fenced) h.add(f);
@@ -129,8 +131,14 @@ uint64_t Engine::state_hash() const {
     // on one barrier commute, engine_footprint.cpp), and a completion releases them together.
     for (const auto& ws : c.waiters) h.add(ws.size()).add(warp_set(ws));
     // Likewise a named barrier's and the cluster barrier's: all leave together when the last arrives.
-    for (const NamedRt& n : c.named)
-      h.add(n.count).add(n.arrived).add(n.warps.size()).add(warp_set(n.warps)).add(n.waiters.size()).add(warp_set(n.waiters));
+    // Only the named barriers in use, by id: most kernels use one or two of the 16, and the idle ones
+    // were a third of the words hashed.
+    for (int id = 0; id < kNamedBarriers; ++id) {
+      const NamedRt& n = c.named[id];
+      if (n.count == 0 && n.arrived == 0 && n.warps.empty() && n.waiters.empty()) continue;
+      h.add(id).add(n.count).add(n.arrived).add(n.warps.size()).add(warp_set(n.warps)).add(n.waiters.size()).add(warp_set(n.waiters));
+    }
+    h.add(kNamedBarriers);  // ends the list
     for (const WarpgroupRt& g : c.warpgroups) h.add(g.issuing.warps).add(g.issuing.shape).add(g.issuing.count).add(warp_set(g.waiters));
   }
   for (const ClusterRt& cl : clusters_) h.add(cl.started).add(cl.live).add(cl.arrived).add(cl.phase).add(cl.waiters.size()).add(warp_set(cl.waiters));
@@ -212,13 +220,13 @@ struct UntimedRun::FutureCache {
   std::unordered_map<uint64_t, Footprint> by_key;  // Engine::future_key -> the warp's future (Engine::futures)
 };
 
-std::vector<size_t> UntimedRun::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep) const {
-  return e_->persistent_set(prints, asleep, [&](uint32_t warp) -> const Footprint& {
+void UntimedRun::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep, std::vector<size_t>& set) const {
+  e_->persistent_set(prints, asleep, [&](uint32_t warp) -> const Footprint& {
     const uint64_t key = e_->future_key(warp);
     if (auto it = futures_->by_key.find(key); it != futures_->by_key.end()) return it->second;
     e_->futures(warp, [&](uint64_t k, const Footprint& f) { futures_->by_key.try_emplace(k, f); });
     return futures_->by_key.at(key);
-  });
+  }, set);
 }
 
 RunResult UntimedRun::finish() && { return e_->end_untimed(); }

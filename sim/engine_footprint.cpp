@@ -323,9 +323,7 @@ void Engine::publish_touches(uint32_t c, Footprint& f) const {
 }
 
 void Engine::footprint(uint64_t seq, Footprint& f) const {
-  f.touches.clear();
-  f.everything = false;
-  f.sorted = true;
+  f.clear();
   thread_local std::vector<uint32_t> seen;  // every state asks for each choice's: no allocation each time
   seen.clear();
   for (const Event& e : pending_) {
@@ -421,10 +419,11 @@ void Engine::futures(uint32_t id, const std::function<void(uint64_t, const Footp
 // only through T. The search takes the members of T that are not asleep (T \ Z); the set chosen is
 // the one that leaves the fewest to take. A cluster arrive may re-poll into its own state (a cycle):
 // it never starts a reduced set, and one that reaches it is dropped.
-std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
-                                           const std::function<const Footprint&(uint32_t)>& future_of) const {
+void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
+                            const std::function<const Footprint&(uint32_t)>& future_of, std::vector<size_t>& best) const {
+  best.clear();
   const size_t n = choices_.size();
-  if (n < 2 || next_cluster_ < static_cast<int>(clusters_.size())) return {};
+  if (n < 2 || next_cluster_ < static_cast<int>(clusters_.size())) return;
   // Called at every state of the search: its working vectors keep their capacity from call to call
   // (allocation was a third of its time).
   struct Scratch {
@@ -434,7 +433,10 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
     std::vector<Footprint> wakes;        // ... and what wakes them (a write to it); capacity reused
     std::vector<const Footprint*> futures;
     std::vector<size_t> seeds;
-    Footprint t;
+    std::vector<Footprint> compacted;           // prints not sorted, compacted (capacity reused)
+    std::vector<const Footprint*> parts_of;     // per choice: its print, sorted
+    std::vector<const Footprint*> parts;        // the set's footprint, in parts
+    std::vector<size_t> checked;
   };
   thread_local Scratch x;
   x.warp_of.assign(n, kNoWarp);
@@ -454,9 +456,7 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
     if (x.poised[id] || w.status == WarpStatus::Exited || w.status == WarpStatus::Faulted) continue;
     if (x.wakes.size() <= x.waiting.size()) x.wakes.emplace_back();
     Footprint& wake = x.wakes[x.waiting.size()];
-    wake.touches.clear();
-    wake.everything = false;
-    wake.sorted = true;
+    wake.clear();
     // A guarded wait (poised, no choice until its phase completes: Engine::settle) waits as a blocked one.
     if (w.block == Block::Mbarrier || wait_would_block(w)) wake.add(Object::Mbarrier, u(w.cta), slot(w.cur.bar), Access::Read);
     else if (w.block == Block::Named) wake.add(Object::Named, u(w.cta), static_cast<uint32_t>(w.cur.a), Access::Read);
@@ -470,7 +470,6 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
     if (!x.futures[id]) x.futures[id] = &future_of(id);
     return *x.futures[id];
   };
-  std::vector<size_t> best;
   size_t best_size = n;
   // CTAs with a warp in the set or woken only through it: on the paths that avoid the set they
   // never end, so their other warps' exits change nothing the set reads (Footprint::conflicts).
@@ -480,40 +479,60 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
   x.seeds.resize(n);
   for (size_t i = 0; i < n; ++i) x.seeds[i] = i;
   std::stable_sort(x.seeds.begin(), x.seeds.end(), [&](size_t a, size_t b) { return x.warp_of[a] < x.warp_of[b]; });
-  Footprint& t = x.t;
+  // The set's footprint is kept as its parts (the members' prints, the woken warps' wakes) rather
+  // than merged: a choice or waiter outside the set joins when any part conflicts with its future,
+  // and each future is checked against each part once (a part that did not conflict under fewer
+  // pinned CTAs does not under more: pinning only takes clashes away). Merged, a read and an add of
+  // one object make a write, which clashes exactly where one of the two does: the same answers as
+  // checking the merged footprint at every round, for a check of a few touches per part.
+  x.parts_of.resize(n);
+  if (x.compacted.size() < n) x.compacted.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (prints[i].sorted) {
+      x.parts_of[i] = &prints[i];
+      continue;
+    }
+    x.compacted[i] = prints[i];  // keeps its capacity
+    x.compacted[i].compact();
+    x.parts_of[i] = &x.compacted[i];
+  }
   for (size_t seed : x.seeds) {
     if (best_size == 0) break;  // nothing to take: no later seed does better
     if (x.retrying[seed] || prints[seed].everything || (asleep[seed] ? 0u : 1u) >= best_size) continue;
     x.in.assign(n, 0);
     x.woken.assign(x.waiting.size(), 0);
     x.pinned.assign(ctas_.size(), 0);
+    x.checked.assign(n + x.waiting.size(), 0);  // per choice, then per waiter: parts checked so far
     x.in[seed] = 1;
     if (x.warp_of[seed] != kNoWarp) x.pinned[static_cast<size_t>(warps_[x.warp_of[seed]].cta)] = 1;
     size_t size = asleep[seed] ? 0 : 1;  // what the set leaves to take: its members awake
-    t.touches.assign(prints[seed].touches.begin(), prints[seed].touches.end());
-    t.everything = prints[seed].everything;
-    t.sorted = prints[seed].sorted;
+    x.parts.assign(1, x.parts_of[seed]);
+    // Whether a part of the set not checked yet against `future` conflicts with it.
+    const auto conflicts_with_set = [&](const Footprint& future, size_t& checked) {
+      for (; checked < x.parts.size(); ++checked)
+        if (x.parts[checked]->conflicts(future, &x.pinned)) return true;
+      return false;
+    };
     bool grew = true, failed = false;
     while (grew && !failed && size < best_size) {
       grew = false;
-      if (!t.sorted) t.compact();  // conflicts() walks a sorted one beside each future (Read + Add: Write, conservative)
       for (size_t j = 0; j < n && !failed; ++j) {
-        if (x.in[j] || !t.conflicts(x.warp_of[j] == kNoWarp ? prints[j] : future_at(x.warp_of[j]), &x.pinned)) continue;
-        failed |= x.retrying[j] != 0;
+        if (x.in[j] || !conflicts_with_set(x.warp_of[j] == kNoWarp ? prints[j] : future_at(x.warp_of[j]), x.checked[j])) continue;
+        failed |= x.retrying[j] != 0 || prints[j].everything;  // everything conflicts with every later future: no set
         x.in[j] = 1;
         if (x.warp_of[j] != kNoWarp) x.pinned[static_cast<size_t>(warps_[x.warp_of[j]].cta)] = 1;
         size += !asleep[j];
-        t.merge(prints[j]);
+        x.parts.push_back(x.parts_of[j]);
         grew = true;
       }
       for (size_t k = 0; k < x.waiting.size() && !failed; ++k) {
-        if (x.woken[k] || !t.conflicts(future_at(x.waiting[k]), &x.pinned)) continue;
+        if (x.woken[k] || !conflicts_with_set(future_at(x.waiting[k]), x.checked[n + k])) continue;
+        failed |= x.wakes[k].everything;
         x.woken[k] = 1;
         x.pinned[static_cast<size_t>(warps_[x.waiting[k]].cta)] = 1;
-        t.merge(x.wakes[k]);
+        x.parts.push_back(&x.wakes[k]);
         grew = true;
       }
-      failed |= t.everything;
     }
     if (failed || size >= best_size) continue;  // ties keep the first
     best.clear();
@@ -521,7 +540,6 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
       if (x.in[j]) best.push_back(j);
     best_size = size;
   }
-  return best;
 }
 
 }  // namespace detail

@@ -275,9 +275,9 @@ class Engine {
   // A persistent set of this state's choices (indices into choice_list(); `prints` their footprints,
   // `asleep` those not to be taken): the smallest found from any one choice by closing it under
   // conflicts with what other warps and events may still do (futures from `future_of`). Empty: none
-  // smaller than all choices.
-  std::vector<size_t> persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
-                                     const std::function<const Footprint&(uint32_t)>& future_of) const;
+  // smaller than all choices. Into `best` (replaced).
+  void persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
+                      const std::function<const Footprint&(uint32_t)>& future_of, std::vector<size_t>& best) const;
 
  private:
   // ----------------------------------------------------------------- budget

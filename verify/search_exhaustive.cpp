@@ -189,6 +189,8 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
   // outcome is judged here, and one that differs ends the search.
   bool found = false;
   Ids left, both;  // a revisit's (kept for their capacity)
+  std::vector<uint8_t> sleeping;  // a fresh state's choices asleep, and its persistent set (likewise)
+  std::vector<size_t> set;
   const auto arrive = [&](sim::UntimedRun&& run, size_t open, const Ids& sleep) {
     const uint64_t hash = run.state_hash();
     size_t slot = 0;
@@ -235,9 +237,10 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
         f.run->footprint(i, f.prints[i]);
       }
       if (fresh && open > 1 && persistent) {
-        std::vector<uint8_t> sleeping(open);
+        sleeping.resize(open);
         for (size_t i = 0; i < open; ++i) sleeping[i] = asleep(f.sleep, f.ids[i]);
-        if (const std::vector<size_t> set = f.run->persistent_set(f.prints, sleeping); !set.empty()) {
+        f.run->persistent_set(f.prints, sleeping, set);
+        if (!set.empty()) {
           std::fill(f.todo.begin(), f.todo.end(), 0);
           for (size_t i : set) f.todo[i] = 1;
           f.reduced = true;
