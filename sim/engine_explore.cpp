@@ -54,7 +54,8 @@ const std::vector<uint64_t>& Engine::settle() {
     // A wait on a phase that has not completed is no choice yet (docs/semantics.md, "The exhaustive
     // search's untimed semantics"): taking it would only add the warp to the waiters, and which warps
     // had begun waiting before a completion is no state worth telling apart.
-    std::vector<uint64_t> guarded;
+    thread_local std::vector<uint64_t> guarded;  // keeps its capacity: settle runs at every step of the search
+    guarded.clear();
     for (const Event& e : pending_)
       (e.kind == EventKind::WarpStep && wait_would_block(warps_[e.target]) ? guarded : choices_).push_back(e.seq);
     if (!choices_.empty() || guarded.empty()) break;
@@ -217,14 +218,19 @@ uint64_t UntimedRun::choice_id(size_t i) const { return e_->choice_id(choice_seq
 void UntimedRun::footprint(size_t i, Footprint& out) const { e_->footprint(choice_seq(i), out); }
 
 struct UntimedRun::FutureCache {
-  std::unordered_map<uint64_t, Footprint> by_key;  // Engine::future_key -> the warp's future (Engine::futures)
+  std::unordered_map<uint64_t, detail::Future> by_key;  // Engine::future_key -> the warp's future (Engine::futures)
 };
 
 void UntimedRun::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep, std::vector<size_t>& set) const {
-  e_->persistent_set(prints, asleep, [&](uint32_t warp) -> const Footprint& {
+  e_->persistent_set(prints, asleep, [&](uint32_t warp) -> const detail::Future& {
     const uint64_t key = e_->future_key(warp);
     if (auto it = futures_->by_key.find(key); it != futures_->by_key.end()) return it->second;
-    e_->futures(warp, [&](uint64_t k, const Footprint& f) { futures_->by_key.try_emplace(k, f); });
+    e_->futures(warp, [&](uint64_t k, const Footprint& f) {
+      const auto [it, fresh] = futures_->by_key.try_emplace(k);
+      if (!fresh) return;
+      it->second.print = f;
+      e_->densify(f, it->second.dense);
+    });
     return futures_->by_key.at(key);
   }, set);
 }

@@ -410,6 +410,69 @@ void Engine::futures(uint32_t id, const std::function<void(uint64_t, const Footp
   }
 }
 
+DenseFootprint::Clash DenseFootprint::clash(const DenseFootprint& a, const DenseFootprint& o) {
+  if (!a.valid || !o.valid) return Clash::Unknown;
+  constexpr size_t R = static_cast<size_t>(Access::Read), A = static_cast<size_t>(Access::Add), W = static_cast<size_t>(Access::Write);
+  // Pairs of accesses that clash (clash() above): a write with anything, a read with an add.
+  const auto clashing = [&](const Bits* b) {
+    uint64_t any = 0;
+    for (size_t i = 0; i < a.words; ++i)
+      any |= (a.all[W][i] & (b[R][i] | b[A][i] | b[W][i])) | ((a.all[R][i] | a.all[A][i]) & b[W][i]) | (a.all[R][i] & b[A][i]) |
+             (a.all[A][i] & b[R][i]);
+    return any != 0;
+  };
+  if (!clashing(o.all)) return Clash::No;
+  return clashing(o.lasting) ? Clash::Yes : Clash::Unknown;
+}
+
+void Engine::densify(const Footprint& f, DenseFootprint& out) const {
+  out.valid = false;
+  if (f.everything) return;
+  // The objects' bits: per CTA its slots' Mbarrier and MbarrierInit, InitVisible, the 16 named
+  // barriers, CtaLife, CopiesInFlight, its warps' BulkStores and its cells; then a bit per cluster,
+  // Releases and CtaGroup.
+  const size_t slots = slots_, warps = static_cast<size_t>(wpc_), cells = k_.smem_cells;
+  const size_t per_cta = 2 * slots + 1 + kNamedBarriers + 2 + warps + cells;
+  const size_t ctas = static_cast<size_t>(nctas_), clusters = clusters_.size();
+  const size_t total = ctas * per_cta + clusters + 2;
+  if (total > DenseFootprint::kWords * 64) return;
+  out.words = static_cast<uint8_t>((total + 63) / 64);
+  for (size_t a = 0; a < 3; ++a)
+    for (size_t i = 0; i < out.words; ++i) out.all[a][i] = out.lasting[a][i] = 0;
+  for (const Footprint::Touch& t : f.touches) {
+    const auto kind = static_cast<Object>(t.object >> 56);
+    const size_t scope = static_cast<size_t>(t.object >> 32) & 0xffffffu;
+    const uint32_t index = static_cast<uint32_t>(t.object);
+    size_t first = 0, count = 1;  // the group's bits
+    const size_t cta_base = scope * per_cta;
+    switch (kind) {
+      case Object::Mbarrier: first = cta_base, count = slots; break;
+      case Object::MbarrierInit: first = cta_base + slots, count = slots; break;
+      case Object::InitVisible: first = cta_base + 2 * slots; break;
+      case Object::Named: first = cta_base + 2 * slots + 1, count = kNamedBarriers; break;
+      case Object::CtaLife: first = cta_base + 2 * slots + 1 + kNamedBarriers; break;
+      case Object::CopiesInFlight: first = cta_base + 2 * slots + 2 + kNamedBarriers; break;
+      case Object::BulkStores: first = cta_base + 2 * slots + 3 + kNamedBarriers, count = warps; break;
+      case Object::Cell: first = cta_base + 2 * slots + 3 + kNamedBarriers + warps, count = cells; break;
+      case Object::Cluster: first = ctas * per_cta + scope; break;
+      case Object::Releases: first = ctas * per_cta + clusters; break;
+      case Object::CtaGroup: first = ctas * per_cta + clusters + 1; break;
+    }
+    const bool in_range = kind == Object::Cluster ? scope < clusters
+                          : kind == Object::Releases || kind == Object::CtaGroup ? scope == 0
+                                                                                   : scope < ctas;
+    // Out of the run's range, or a group without bits (two kAnyIndex touches of it would clash): not valid.
+    if (!in_range || count == 0 || (index != Footprint::kAnyIndex && index >= count)) return;
+    if (index != Footprint::kAnyIndex) first += index, count = 1;
+    const size_t a = static_cast<size_t>(t.access);
+    for (size_t bit = first; bit < first + count; ++bit) {
+      out.all[a][bit / 64] |= uint64_t{1} << (bit % 64);
+      if (!t.last_exit) out.lasting[a][bit / 64] |= uint64_t{1} << (bit % 64);
+    }
+  }
+  out.valid = true;
+}
+
 // Persistent sets (Godefroid; a stubborn-set closure). T is persistent in s when no path from s that
 // takes no choice of T takes one that conflicts with a choice of T. Grown from one choice: a poised
 // warp outside T may take every op of its future, so T takes its current op when that future
@@ -420,7 +483,7 @@ void Engine::futures(uint32_t id, const std::function<void(uint64_t, const Footp
 // the one that leaves the fewest to take. A cluster arrive may re-poll into its own state (a cycle):
 // it never starts a reduced set, and one that reaches it is dropped.
 void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
-                            const std::function<const Footprint&(uint32_t)>& future_of, std::vector<size_t>& best) const {
+                            const std::function<const Future&(uint32_t)>& future_of, std::vector<size_t>& best) const {
   best.clear();
   const size_t n = choices_.size();
   if (n < 2 || next_cluster_ < static_cast<int>(clusters_.size())) return;
@@ -431,11 +494,13 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
     std::vector<uint8_t> poised, retrying, in, woken, pinned;
     std::vector<uint32_t> waiting;       // warps that wait ...
     std::vector<Footprint> wakes;        // ... and what wakes them (a write to it); capacity reused
-    std::vector<const Footprint*> futures;
+    std::vector<DenseFootprint> dense_wakes, dense_prints;
+    std::vector<const Future*> futures;
     std::vector<size_t> seeds;
     std::vector<Footprint> compacted;           // prints not sorted, compacted (capacity reused)
-    std::vector<const Footprint*> parts_of;     // per choice: its print, sorted
-    std::vector<const Footprint*> parts;        // the set's footprint, in parts
+    struct Part { const Footprint* print; const DenseFootprint* dense; };
+    std::vector<Part> parts_of;                 // per choice: its print, sorted
+    std::vector<Part> parts;                    // the set's footprint, in parts
     std::vector<size_t> checked;
   };
   thread_local Scratch x;
@@ -462,11 +527,13 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
     else if (w.block == Block::Named) wake.add(Object::Named, u(w.cta), static_cast<uint32_t>(w.cur.a), Access::Read);
     else if (w.block == Block::Cluster) wake.add(Object::Cluster, u(cluster_of(w.cta)), 0, Access::Read);
     else wake.everything = true;
+    if (x.dense_wakes.size() <= x.waiting.size()) x.dense_wakes.emplace_back();
+    densify(wake, x.dense_wakes[x.waiting.size()]);
     x.waiting.push_back(id);
   }
   // Each warp's future once per state (future_of hashes the warp's program to find it).
   x.futures.assign(warps_.size(), nullptr);
-  const auto future_at = [&](uint32_t id) -> const Footprint& {
+  const auto future_at = [&](uint32_t id) -> const Future& {
     if (!x.futures[id]) x.futures[id] = &future_of(id);
     return *x.futures[id];
   };
@@ -478,7 +545,8 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
   // interleaving them (ties keep the first).
   x.seeds.resize(n);
   for (size_t i = 0; i < n; ++i) x.seeds[i] = i;
-  std::stable_sort(x.seeds.begin(), x.seeds.end(), [&](size_t a, size_t b) { return x.warp_of[a] < x.warp_of[b]; });
+  // (By warp, then by index: the order std::stable_sort gives, without its buffer allocated per state.)
+  std::sort(x.seeds.begin(), x.seeds.end(), [&](size_t a, size_t b) { return std::pair(x.warp_of[a], a) < std::pair(x.warp_of[b], b); });
   // The set's footprint is kept as its parts (the members' prints, the woken warps' wakes) rather
   // than merged: a choice or waiter outside the set joins when any part conflicts with its future,
   // and each future is checked against each part once (a part that did not conflict under fewer
@@ -487,14 +555,14 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
   // checking the merged footprint at every round, for a check of a few touches per part.
   x.parts_of.resize(n);
   if (x.compacted.size() < n) x.compacted.resize(n);
+  if (x.dense_prints.size() < n) x.dense_prints.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    if (prints[i].sorted) {
-      x.parts_of[i] = &prints[i];
-      continue;
-    }
+    densify(prints[i], x.dense_prints[i]);
+    x.parts_of[i] = {&prints[i], &x.dense_prints[i]};
+    if (prints[i].sorted) continue;
     x.compacted[i] = prints[i];  // keeps its capacity
     x.compacted[i].compact();
-    x.parts_of[i] = &x.compacted[i];
+    x.parts_of[i].print = &x.compacted[i];
   }
   for (size_t seed : x.seeds) {
     if (best_size == 0) break;  // nothing to take: no later seed does better
@@ -507,17 +575,24 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
     if (x.warp_of[seed] != kNoWarp) x.pinned[static_cast<size_t>(warps_[x.warp_of[seed]].cta)] = 1;
     size_t size = asleep[seed] ? 0 : 1;  // what the set leaves to take: its members awake
     x.parts.assign(1, x.parts_of[seed]);
-    // Whether a part of the set not checked yet against `future` conflicts with it.
-    const auto conflicts_with_set = [&](const Footprint& future, size_t& checked) {
-      for (; checked < x.parts.size(); ++checked)
-        if (x.parts[checked]->conflicts(future, &x.pinned)) return true;
+    // Whether a part of the set not checked yet against `future` conflicts with it: by their bitsets,
+    // or where those cannot tell (a pinned CTA may excuse a last exit), by their touches.
+    const auto conflicts_with_set = [&](const Footprint& future, const DenseFootprint& dense_future, size_t& checked) {
+      for (; checked < x.parts.size(); ++checked) {
+        const Scratch::Part& part = x.parts[checked];
+        const DenseFootprint::Clash c = DenseFootprint::clash(*part.dense, dense_future);
+        if (c == DenseFootprint::Clash::Yes || (c == DenseFootprint::Clash::Unknown && part.print->conflicts(future, &x.pinned))) return true;
+      }
       return false;
     };
     bool grew = true, failed = false;
     while (grew && !failed && size < best_size) {
       grew = false;
       for (size_t j = 0; j < n && !failed; ++j) {
-        if (x.in[j] || !conflicts_with_set(x.warp_of[j] == kNoWarp ? prints[j] : future_at(x.warp_of[j]), x.checked[j])) continue;
+        if (x.in[j]) continue;
+        if (x.warp_of[j] == kNoWarp ? !conflicts_with_set(prints[j], x.dense_prints[j], x.checked[j])
+                                    : !conflicts_with_set(future_at(x.warp_of[j]).print, future_at(x.warp_of[j]).dense, x.checked[j]))
+          continue;
         failed |= x.retrying[j] != 0 || prints[j].everything;  // everything conflicts with every later future: no set
         x.in[j] = 1;
         if (x.warp_of[j] != kNoWarp) x.pinned[static_cast<size_t>(warps_[x.warp_of[j]].cta)] = 1;
@@ -526,11 +601,13 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
         grew = true;
       }
       for (size_t k = 0; k < x.waiting.size() && !failed; ++k) {
-        if (x.woken[k] || !conflicts_with_set(future_at(x.waiting[k]), x.checked[n + k])) continue;
+        if (x.woken[k]) continue;
+        const Future& future = future_at(x.waiting[k]);
+        if (!conflicts_with_set(future.print, future.dense, x.checked[n + k])) continue;
         failed |= x.wakes[k].everything;
         x.woken[k] = 1;
         x.pinned[static_cast<size_t>(warps_[x.waiting[k]].cta)] = 1;
-        x.parts.push_back(&x.wakes[k]);
+        x.parts.push_back({&x.wakes[k], &x.dense_wakes[k]});
         grew = true;
       }
     }

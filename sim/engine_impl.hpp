@@ -216,6 +216,29 @@ struct SmRt {
   double issue_free[4] = {0, 0, 0, 0};
 };
 
+// A footprint as bitsets over the objects of the run (Engine::densify), for the persistent-set
+// closure's conflict checks, tens per state against whole-program futures: a few word operations
+// instead of a walk of both touch lists. Exact: one bit per object, kAnyIndex sets every bit of its
+// group. `lasting`: the touches not marked last_exit, which no pinned CTA excuses
+// (Footprint::conflicts). Not valid (the walk decides) for `everything`, an object out of the run's
+// range, or a launch with more objects than the bits hold.
+struct DenseFootprint {
+  static constexpr size_t kWords = 4;
+  using Bits = std::array<uint64_t, kWords>;
+  bool valid = false;
+  uint8_t words = 0;            // of each Bits in use: the run's objects / 64, rounded up
+  Bits all[3]{}, lasting[3]{};  // per Footprint::Access
+  enum class Clash : uint8_t { No, Yes, Unknown };
+  // Whether touches of `a` clash with touches of `o` (o's last exits excused by pinning or not).
+  static Clash clash(const DenseFootprint& a, const DenseFootprint& o);
+};
+
+// A warp's future (Engine::futures) with its bitsets.
+struct Future {
+  Footprint print;
+  DenseFootprint dense;
+};
+
 struct ClusterRt {
   bool started = false;
   int live = 0;           // warps not exited in the cluster
@@ -277,7 +300,9 @@ class Engine {
   // conflicts with what other warps and events may still do (futures from `future_of`). Empty: none
   // smaller than all choices. Into `best` (replaced).
   void persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
-                      const std::function<const Footprint&(uint32_t)>& future_of, std::vector<size_t>& best) const;
+                      const std::function<const Future&(uint32_t)>& future_of, std::vector<size_t>& best) const;
+  // `f` as bitsets over this run's objects (DenseFootprint), into `out`.
+  void densify(const Footprint& f, DenseFootprint& out) const;
 
  private:
   // ----------------------------------------------------------------- budget
