@@ -244,11 +244,11 @@ void Engine::continuation(uint32_t id, Footprint& f, std::vector<uint32_t>& seen
     if (walk(f)) exit_touches(id, f, seen);
     return;
   }
-  const auto [it, fresh] = continuations_->try_emplace(future_key(id));
-  Continuation& c = it->second;
-  if (fresh) {
+  Continuation& c = (*continuations_)[future_key(id)];
+  if (!c.steps_known) {
     c.exits = walk(c.steps);
     c.steps.compact();
+    c.steps_known = true;
   }
   f.merge(c.steps);
   if (c.exits) exit_touches(id, f, seen);
@@ -306,10 +306,23 @@ void Engine::landing_touches(const Event& e, Footprint& f, std::vector<uint32_t>
 }
 
 bool Engine::inits_published(uint32_t c) const {
+  // Asked several times per state (each footprint and future key): remembered for the first 64 CTAs
+  // until the next event happens.
+  const bool remembered = c < 64;
+  const uint64_t bit = remembered ? uint64_t{1} << c : 0;
+  if (remembered) {
+    if (published_at_ != events_happened_) {
+      published_at_ = events_happened_;
+      published_known_ = 0;
+    }
+    if (published_known_ & bit) return (published_ & bit) != 0;
+  }
   const CtaRt& ct = cta(static_cast<int>(c));
-  for (uint32_t s = 0; s < slots_; ++s)
-    if (ct.bars[s].initialised && (!(ct.fenced[s] & 1) || !ct.visible[s])) return false;
-  return true;
+  bool published = true;
+  for (uint32_t s = 0; s < slots_ && published; ++s) published = !ct.bars[s].initialised || ((ct.fenced[s] & 1) && ct.visible[s]);
+  published_known_ |= bit;
+  published_ = published ? published_ | bit : published_ & ~bit;
+  return published;
 }
 
 void Engine::publish_touches(uint32_t c, Footprint& f) const {
@@ -482,8 +495,20 @@ void Engine::densify(const Footprint& f, DenseFootprint& out) const {
 // only through T. The search takes the members of T that are not asleep (T \ Z); the set chosen is
 // the one that leaves the fewest to take. A cluster arrive may re-poll into its own state (a cycle):
 // it never starts a reduced set, and one that reaches it is dropped.
-void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
-                            const std::function<const Future&(uint32_t)>& future_of, std::vector<size_t>& best) const {
+const Future& Engine::future_of(uint32_t id) const {
+  const uint64_t key = future_key(id);
+  if (const auto it = continuations_->find(key); it != continuations_->end() && it->second.future_known) return it->second.future;
+  futures(id, [&](uint64_t k, const Footprint& f) {
+    Continuation& c = (*continuations_)[k];
+    if (c.future_known) return;
+    c.future.print = f;
+    densify(f, c.future.dense);
+    c.future_known = true;
+  });
+  return continuations_->at(key).future;
+}
+
+void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep, std::vector<size_t>& best) const {
   best.clear();
   const size_t n = choices_.size();
   if (n < 2 || next_cluster_ < static_cast<int>(clusters_.size())) return;
@@ -531,7 +556,7 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
     densify(wake, x.dense_wakes[x.waiting.size()]);
     x.waiting.push_back(id);
   }
-  // Each warp's future once per state (future_of hashes the warp's program to find it).
+  // Each warp's future once per state (future_of looks it up by the warp's program point).
   x.futures.assign(warps_.size(), nullptr);
   const auto future_at = [&](uint32_t id) -> const Future& {
     if (!x.futures[id]) x.futures[id] = &future_of(id);

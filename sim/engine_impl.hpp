@@ -148,6 +148,8 @@ struct WarpRt {
   struct Release { int cta; uint32_t slot; int64_t completion; };
   std::vector<Release> releases;
   std::vector<int64_t> loaded;  // the values its loads read, in order (WarpEnd::loaded)
+  // An untimed run's Engine::future_key of this warp, as it was after event #future_key_at.
+  mutable uint64_t future_key_at = UINT64_MAX, future_key = 0;
 };
 
 // The bytes a clusterlaunchcontrol.try_cancel response completes on its mbarrier (PTX ISA: .b128).
@@ -289,7 +291,12 @@ class Engine {
   // walk of the program per warp instead of one per state.
   void futures(uint32_t id, const std::function<void(uint64_t key, const Footprint&)>& store) const;
   uint64_t future_key(uint32_t id) const {
-    return future_key(id, warps_[id].cur, warps_[id].prog, cluster_inits_published(warps_[id].cta));
+    const WarpRt& w = warps_[id];
+    if (w.future_key_at != events_happened_) {  // asked for each footprint and each persistent set of a state
+      w.future_key_at = events_happened_;
+      w.future_key = future_key(id, w.cur, w.prog, cluster_inits_published(w.cta));
+    }
+    return w.future_key;
   }
   // `published`: cluster_inits_published of the warp's CTA (a future leaves out publications that
   // change nothing now, publish_touches, so the flags are part of the key).
@@ -299,8 +306,9 @@ class Engine {
   // `asleep` those not to be taken): the smallest found from any one choice by closing it under
   // conflicts with what other warps and events may still do (futures from `future_of`). Empty: none
   // smaller than all choices. Into `best` (replaced).
-  void persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
-                      const std::function<const Future&(uint32_t)>& future_of, std::vector<size_t>& best) const;
+  void persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep, std::vector<size_t>& best) const;
+  // Warp `id`'s future from where it stands (futures(), computed once per program point).
+  const Future& future_of(uint32_t id) const;
   // `f` as bitsets over this run's objects (DenseFootprint), into `out`.
   void densify(const Footprint& f, DenseFootprint& out) const;
 
@@ -377,6 +385,7 @@ class Engine {
     // Simulated events: every op a warp executes and every asynchronous completion (a batch
     // of wake-ups counts its warps' steps, not itself).
     if (e.kind != EventKind::WakeBatch && e.kind != EventKind::WarpStep && e.kind != EventKind::DramDone) ++res_.events;
+    ++events_happened_;
     now_ = std::max(now_, e.t);  // keys round to 1 ps; time never runs backwards
     dispatch(e);
   }
@@ -655,15 +664,21 @@ class Engine {
   std::vector<std::vector<uint32_t>> wake_lists_;
   std::vector<uint32_t> free_wake_lists_;
   RunResult res_;
-  // An untimed run's continuations (Engine::continuation): the steps a warp runs from a program
-  // point up to its next synchronising op, keyed by future_key. Shared by every copy of the run
-  // (the search is single-threaded); null in a timed run.
+  // An untimed run's program points, keyed by future_key: the steps a warp runs from there up to its
+  // next synchronising op (Engine::continuation) and its future (Engine::futures), each computed
+  // once. Shared by every copy of the run (the search is single-threaded); null in a timed run.
   struct Continuation {
     Footprint steps;     // what those steps touch, exit aside
     bool exits = false;  // the program ends before a synchronising op: the warp exits
+    bool steps_known = false, future_known = false;
+    Future future;
   };
   std::shared_ptr<std::unordered_map<uint64_t, Continuation>> continuations_;
   std::vector<Event> pending_;      // RunOptions::untimed: the events, unordered (engine_explore.cpp)
+  // Every event that happened (all state changes after the launch come through happen()), and
+  // inits_published of CTAs 0..63 as it was after the `published_at_`-th: bit c known / published.
+  uint64_t events_happened_ = 0;
+  mutable uint64_t published_at_ = UINT64_MAX, published_known_ = 0, published_ = 0;
   std::vector<uint64_t> choices_;   // settle's answer
 };
 

@@ -129,10 +129,6 @@ class UntimedRun {
  private:
   uint64_t choice_seq(size_t i) const;
   std::unique_ptr<detail::Engine> e_;
-  // Warps' futures by program state, shared by every copy of the run (verify/search_exhaustive.cpp
-  // copies it at each choice): a warp at the same point of its program has the same future.
-  struct FutureCache;
-  std::shared_ptr<FutureCache> futures_;
 };
 
 }  // namespace pipesim::sim
