@@ -423,19 +423,28 @@ void Engine::futures(uint32_t id, const std::function<void(uint64_t, const Footp
   }
 }
 
-DenseFootprint::Clash DenseFootprint::clash(const DenseFootprint& a, const DenseFootprint& o) {
+DenseFootprint::Clash DenseFootprint::clash(const DenseFootprint& a, const DenseFootprint& o, const Bits& pinned) {
   if (!a.valid || !o.valid) return Clash::Unknown;
   constexpr size_t R = static_cast<size_t>(Access::Read), A = static_cast<size_t>(Access::Add), W = static_cast<size_t>(Access::Write);
-  // Pairs of accesses that clash (clash() above): a write with anything, a read with an add.
-  const auto clashing = [&](const Bits* b) {
-    uint64_t any = 0;
-    for (size_t i = 0; i < a.words; ++i)
-      any |= (a.all[W][i] & (b[R][i] | b[A][i] | b[W][i])) | ((a.all[R][i] | a.all[A][i]) & b[W][i]) | (a.all[R][i] & b[A][i]) |
-             (a.all[A][i] & b[R][i]);
-    return any != 0;
-  };
-  if (!clashing(o.all)) return Clash::No;
-  return clashing(o.lasting) ? Clash::Yes : Clash::Unknown;
+  uint64_t any = 0;
+  for (size_t i = 0; i < a.words; ++i) {
+    // o's touches that count: all but the last exits of pinned CTAs.
+    const uint64_t r = o.lasting[R][i] | (o.all[R][i] & ~pinned[i]), ad = o.lasting[A][i] | (o.all[A][i] & ~pinned[i]),
+                   w = o.lasting[W][i] | (o.all[W][i] & ~pinned[i]);
+    // Pairs of accesses that clash (clash() above): a write with anything, a read with an add.
+    any |= (a.all[W][i] & (r | ad | w)) | ((a.all[R][i] | a.all[A][i]) & w) | (a.all[R][i] & ad) | (a.all[A][i] & r);
+  }
+  return any != 0 ? Clash::Yes : Clash::No;
+}
+
+void Engine::dense_cta_bits(uint32_t c, DenseFootprint::Bits& bits) const {
+  // Bits [first, end) a word at a time.
+  const size_t per_cta = dense_per_cta(), first = c * per_cta, end = std::min(first + per_cta, DenseFootprint::kWords * 64);
+  for (size_t bit = first; bit < end;) {
+    const size_t in_word = std::min<size_t>(64 - bit % 64, end - bit);
+    bits[bit / 64] |= (in_word == 64 ? ~uint64_t{0} : ((uint64_t{1} << in_word) - 1)) << (bit % 64);
+    bit += in_word;
+  }
 }
 
 void Engine::densify(const Footprint& f, DenseFootprint& out) const {
@@ -445,7 +454,7 @@ void Engine::densify(const Footprint& f, DenseFootprint& out) const {
   // barriers, CtaLife, CopiesInFlight, its warps' BulkStores and its cells; then a bit per cluster,
   // Releases and CtaGroup.
   const size_t slots = slots_, warps = static_cast<size_t>(wpc_), cells = k_.smem_cells;
-  const size_t per_cta = 2 * slots + 1 + kNamedBarriers + 2 + warps + cells;
+  const size_t per_cta = dense_per_cta();
   const size_t ctas = static_cast<size_t>(nctas_), clusters = clusters_.size();
   const size_t total = ctas * per_cta + clusters + 2;
   if (total > DenseFootprint::kWords * 64) return;
@@ -474,8 +483,10 @@ void Engine::densify(const Footprint& f, DenseFootprint& out) const {
     const bool in_range = kind == Object::Cluster ? scope < clusters
                           : kind == Object::Releases || kind == Object::CtaGroup ? scope == 0
                                                                                    : scope < ctas;
-    // Out of the run's range, or a group without bits (two kAnyIndex touches of it would clash): not valid.
-    if (!in_range || count == 0 || (index != Footprint::kAnyIndex && index >= count)) return;
+    // Out of the run's range, or a group without bits (two kAnyIndex touches of it would clash), or a
+    // last exit that is not a CTA's (a pinned CTA excuses it by its scope): not valid.
+    const bool cta_scoped = kind != Object::Cluster && kind != Object::Releases && kind != Object::CtaGroup;
+    if (!in_range || count == 0 || (index != Footprint::kAnyIndex && index >= count) || (t.last_exit && !cta_scoped)) return;
     if (index != Footprint::kAnyIndex) first += index, count = 1;
     const size_t a = static_cast<size_t>(t.access);
     for (size_t bit = first; bit < first + count; ++bit) {
@@ -527,6 +538,7 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
     std::vector<Part> parts_of;                 // per choice: its print, sorted
     std::vector<Part> parts;                    // the set's footprint, in parts
     std::vector<size_t> checked;
+    DenseFootprint::Bits pinned_bits;   // the pinned CTAs' objects
   };
   thread_local Scratch x;
   x.warp_of.assign(n, kNoWarp);
@@ -584,7 +596,7 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
   for (size_t i = 0; i < n; ++i) {
     densify(prints[i], x.dense_prints[i]);
     x.parts_of[i] = {&prints[i], &x.dense_prints[i]};
-    if (prints[i].sorted) continue;
+    if (prints[i].sorted || x.dense_prints[i].valid) continue;  // the walk needs it sorted only without bitsets
     x.compacted[i] = prints[i];  // keeps its capacity
     x.compacted[i].compact();
     x.parts_of[i].print = &x.compacted[i];
@@ -595,9 +607,15 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
     x.in.assign(n, 0);
     x.woken.assign(x.waiting.size(), 0);
     x.pinned.assign(ctas_.size(), 0);
+    x.pinned_bits.fill(0);
+    const auto pin = [&](int c) {
+      if (x.pinned[static_cast<size_t>(c)]) return;
+      x.pinned[static_cast<size_t>(c)] = 1;
+      dense_cta_bits(static_cast<uint32_t>(c), x.pinned_bits);
+    };
     x.checked.assign(n + x.waiting.size(), 0);  // per choice, then per waiter: parts checked so far
     x.in[seed] = 1;
-    if (x.warp_of[seed] != kNoWarp) x.pinned[static_cast<size_t>(warps_[x.warp_of[seed]].cta)] = 1;
+    if (x.warp_of[seed] != kNoWarp) pin(warps_[x.warp_of[seed]].cta);
     size_t size = asleep[seed] ? 0 : 1;  // what the set leaves to take: its members awake
     x.parts.assign(1, x.parts_of[seed]);
     // Whether a part of the set not checked yet against `future` conflicts with it: by their bitsets,
@@ -605,7 +623,7 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
     const auto conflicts_with_set = [&](const Footprint& future, const DenseFootprint& dense_future, size_t& checked) {
       for (; checked < x.parts.size(); ++checked) {
         const Scratch::Part& part = x.parts[checked];
-        const DenseFootprint::Clash c = DenseFootprint::clash(*part.dense, dense_future);
+        const DenseFootprint::Clash c = DenseFootprint::clash(*part.dense, dense_future, x.pinned_bits);
         if (c == DenseFootprint::Clash::Yes || (c == DenseFootprint::Clash::Unknown && part.print->conflicts(future, &x.pinned))) return true;
       }
       return false;
@@ -620,7 +638,7 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
           continue;
         failed |= x.retrying[j] != 0 || prints[j].everything;  // everything conflicts with every later future: no set
         x.in[j] = 1;
-        if (x.warp_of[j] != kNoWarp) x.pinned[static_cast<size_t>(warps_[x.warp_of[j]].cta)] = 1;
+        if (x.warp_of[j] != kNoWarp) pin(warps_[x.warp_of[j]].cta);
         size += !asleep[j];
         x.parts.push_back(x.parts_of[j]);
         grew = true;
@@ -631,7 +649,7 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
         if (!conflicts_with_set(future.print, future.dense, x.checked[n + k])) continue;
         failed |= x.wakes[k].everything;
         x.woken[k] = 1;
-        x.pinned[static_cast<size_t>(warps_[x.waiting[k]].cta)] = 1;
+        pin(warps_[x.waiting[k]].cta);
         x.parts.push_back({&x.wakes[k], &x.dense_wakes[k]});
         grew = true;
       }

@@ -220,10 +220,11 @@ struct SmRt {
 
 // A footprint as bitsets over the objects of the run (Engine::densify), for the persistent-set
 // closure's conflict checks, tens per state against whole-program futures: a few word operations
-// instead of a walk of both touch lists. Exact: one bit per object, kAnyIndex sets every bit of its
-// group. `lasting`: the touches not marked last_exit, which no pinned CTA excuses
-// (Footprint::conflicts). Not valid (the walk decides) for `everything`, an object out of the run's
-// range, or a launch with more objects than the bits hold.
+// instead of a walk of both touch lists. Exact: one bit per object, a CTA's objects in a block of
+// their own (Engine::dense_cta_bits), kAnyIndex sets every bit of its group. `lasting`: the touches
+// not marked last_exit, which a pinned CTA does not excuse (Footprint::conflicts). Not valid (the walk
+// decides) for `everything`, an object out of the run's range, or a launch with more objects than
+// the bits hold.
 struct DenseFootprint {
   static constexpr size_t kWords = 4;
   using Bits = std::array<uint64_t, kWords>;
@@ -231,8 +232,8 @@ struct DenseFootprint {
   uint8_t words = 0;            // of each Bits in use: the run's objects / 64, rounded up
   Bits all[3]{}, lasting[3]{};  // per Footprint::Access
   enum class Clash : uint8_t { No, Yes, Unknown };
-  // Whether touches of `a` clash with touches of `o` (o's last exits excused by pinning or not).
-  static Clash clash(const DenseFootprint& a, const DenseFootprint& o);
+  // Footprint::conflicts of `a` with `o` where `pinned` holds the bits of the pinned CTAs.
+  static Clash clash(const DenseFootprint& a, const DenseFootprint& o, const Bits& pinned);
 };
 
 // A warp's future (Engine::futures) with its bitsets.
@@ -309,8 +310,10 @@ class Engine {
   void persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep, std::vector<size_t>& best) const;
   // Warp `id`'s future from where it stands (futures(), computed once per program point).
   const Future& future_of(uint32_t id) const;
-  // `f` as bitsets over this run's objects (DenseFootprint), into `out`.
+  // `f` as bitsets over this run's objects (DenseFootprint), into `out`; CTA c's block of them, into `bits`.
   void densify(const Footprint& f, DenseFootprint& out) const;
+  void dense_cta_bits(uint32_t c, DenseFootprint::Bits& bits) const;
+  size_t dense_per_cta() const { return 2 * static_cast<size_t>(slots_) + 3 + kNamedBarriers + static_cast<size_t>(wpc_) + k_.smem_cells; }
 
  private:
   // ----------------------------------------------------------------- budget
