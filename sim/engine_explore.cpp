@@ -179,6 +179,12 @@ UntimedRun::UntimedRun(const Kernel& kernel, RunOptions options) {
   e_->start_untimed();
 }
 UntimedRun::UntimedRun(const UntimedRun& o) : e_(std::make_unique<detail::Engine>(*o.e_)) {}
+UntimedRun& UntimedRun::operator=(const UntimedRun& o) {
+  if (this == &o) return *this;
+  if (e_) *e_ = *o.e_;
+  else e_ = std::make_unique<detail::Engine>(*o.e_);
+  return *this;
+}
 UntimedRun::UntimedRun(UntimedRun&&) noexcept = default;
 UntimedRun& UntimedRun::operator=(UntimedRun&&) noexcept = default;
 UntimedRun::~UntimedRun() = default;

@@ -143,7 +143,7 @@ void Engine::op_touches(const WarpRt& w, const Op& op, bool issued, Footprint& f
       return;
     case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ExpectTx: case OpKind::CompleteTx: case OpKind::ArriveDrop: {
       const uint32_t target = u(cta_of_rank(w.cta, op.bar.rank));
-      if (!k_.smem.empty()) f.add(Object::Releases, 0, 0, Access::Add);
+      if (!k_->smem.empty()) f.add(Object::Releases, 0, 0, Access::Add);
       if (target == own || issued) {
         f.add(Object::Mbarrier, target, slot(op.bar), Access::Write);
         if (target == own) return;
@@ -289,7 +289,7 @@ void Engine::landing_touches(const Event& e, Footprint& f, std::vector<uint32_t>
   const CtaRt& ct = cta(static_cast<int>(e.target));
   f.add(Object::Mbarrier, e.target, e.slot, Access::Write);
   wake_touches(ct.waiters[e.slot], f, seen);
-  if (!k_.smem.empty()) f.add(Object::Releases, 0, 0, Access::Add);
+  if (!k_->smem.empty()) f.add(Object::Releases, 0, 0, Access::Add);
   if (e.kind == EventKind::TxLand) {
     f.add(Object::CopiesInFlight, e.target, 0, Access::Add);
     return;
@@ -392,7 +392,7 @@ uint64_t Engine::future_key(uint32_t id, const Op& o, const WarpProgram& rest, u
 
 void Engine::futures(uint32_t id, const std::function<void(uint64_t, const Footprint&)>& store) const {
   const WarpRt& w = warps_[id];
-  if (w.external || !k_.smem.empty()) {  // branches on values this search does not follow
+  if (w.external || !k_->smem.empty()) {  // branches on values this search does not follow
     Footprint f;
     f.everything = true;
     return store(future_key(id), f);
@@ -453,7 +453,7 @@ void Engine::densify(const Footprint& f, DenseFootprint& out) const {
   // The objects' bits: per CTA its slots' Mbarrier and MbarrierInit, InitVisible, the 16 named
   // barriers, CtaLife, CopiesInFlight, its warps' BulkStores and its cells; then a bit per cluster,
   // Releases and CtaGroup.
-  const size_t slots = slots_, warps = static_cast<size_t>(wpc_), cells = k_.smem_cells;
+  const size_t slots = slots_, warps = static_cast<size_t>(wpc_), cells = k_->smem_cells;
   const size_t per_cta = dense_per_cta();
   const size_t ctas = static_cast<size_t>(nctas_), clusters = clusters_.size();
   const size_t total = ctas * per_cta + clusters + 2;

@@ -313,7 +313,7 @@ class Engine {
   // `f` as bitsets over this run's objects (DenseFootprint), into `out`; CTA c's block of them, into `bits`.
   void densify(const Footprint& f, DenseFootprint& out) const;
   void dense_cta_bits(uint32_t c, DenseFootprint::Bits& bits) const;
-  size_t dense_per_cta() const { return 2 * static_cast<size_t>(slots_) + 3 + kNamedBarriers + static_cast<size_t>(wpc_) + k_.smem_cells; }
+  size_t dense_per_cta() const { return 2 * static_cast<size_t>(slots_) + 3 + kNamedBarriers + static_cast<size_t>(wpc_) + k_->smem_cells; }
 
  private:
   // ----------------------------------------------------------------- budget
@@ -361,7 +361,7 @@ class Engine {
   std::string bar_name(uint32_t slot) const {
     if (run_) return run_->barrier_name(slot);
     const uint32_t a = array_of_slot_[slot];
-    return k_.barriers[a].name + "[" + std::to_string(slot - barrier_slot(k_, a, 0)) + "]";
+    return k_->barriers[a].name + "[" + std::to_string(slot - barrier_slot(*k_, a, 0)) + "]";
   }
 
   void grow_slots(uint32_t n);
@@ -471,7 +471,7 @@ class Engine {
 
   void exec(WarpRt& w, uint32_t id);
 
-  uint32_t slot(const BarRef& r) const { return barrier_slot(k_, r.array, r.index); }
+  uint32_t slot(const BarRef& r) const { return barrier_slot(*k_, r.array, r.index); }
 
   static std::string fmt_ns(double ns) { return std::to_string(static_cast<int64_t>(ns)) + " ns"; }
 
@@ -621,7 +621,7 @@ class Engine {
     return w;
   }
 
-  const Kernel& k_;
+  const Kernel* k_;  // a pointer, not a reference: engines are assigned (the search reuses finished runs' storage)
   RunOptions o_;
   model::Timing tm_;
   std::mt19937_64 rng_;

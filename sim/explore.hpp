@@ -97,7 +97,9 @@ class UntimedRun {
 
   UntimedRun(const Kernel& kernel, RunOptions options);
   UntimedRun(const UntimedRun& other);
-  UntimedRun& operator=(const UntimedRun&) = delete;
+  // Copies `other` into this run's storage: what it had allocated is reused (the search recycles the
+  // runs it has finished with instead of allocating each copy afresh).
+  UntimedRun& operator=(const UntimedRun& other);
   UntimedRun(UntimedRun&&) noexcept;
   UntimedRun& operator=(UntimedRun&&) noexcept;
   ~UntimedRun();
