@@ -28,7 +28,7 @@ bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
 }  // namespace
 
 void Engine::start_untimed() {
-  continuations_ = std::make_shared<std::unordered_map<uint64_t, Continuation>>();
+  continuations_ = std::make_shared<std::unordered_map<uint64_t, ProgramPoint>>();
   launch_pending(0.0);
 }
 

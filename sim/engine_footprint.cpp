@@ -244,7 +244,7 @@ void Engine::continuation(uint32_t id, Footprint& f, std::vector<uint32_t>& seen
     if (walk(f)) exit_touches(id, f, seen);
     return;
   }
-  Continuation& c = (*continuations_)[future_key(id)];
+  ProgramPoint& c = point_of(id);
   if (!c.steps_known) {
     c.exits = walk(c.steps);
     c.steps.compact();
@@ -507,16 +507,18 @@ void Engine::densify(const Footprint& f, DenseFootprint& out) const {
 // the one that leaves the fewest to take. A cluster arrive may re-poll into its own state (a cycle):
 // it never starts a reduced set, and one that reaches it is dropped.
 const Future& Engine::future_of(uint32_t id) const {
-  const uint64_t key = future_key(id);
-  if (const auto it = continuations_->find(key); it != continuations_->end() && it->second.future_known) return it->second.future;
+  ProgramPoint& point = point_of(id);
+  if (point.future_known) return point.future;
   futures(id, [&](uint64_t k, const Footprint& f) {
-    Continuation& c = (*continuations_)[k];
-    if (c.future_known) return;
-    c.future.print = f;
-    densify(f, c.future.dense);
-    c.future_known = true;
+    ProgramPoint& p = (*continuations_)[k];
+    if (p.future_known) return;
+    p.future.print = f;
+    densify(f, p.future.dense);
+    p.future_known = true;
   });
-  return continuations_->at(key).future;
+  // futures() stored it: its first segment is the warp's own point.
+  if (!point.future_known) throw std::logic_error("untimed run: a warp's future is missing at its own program point");
+  return point.future;
 }
 
 void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep, std::vector<size_t>& best) const {

@@ -99,6 +99,40 @@ struct LastArrival {
   uint32_t site = 0;
 };
 
+// A footprint as bitsets over the objects of the run (Engine::densify), for the persistent-set
+// closure's conflict checks, tens per state against whole-program futures: a few word operations
+// instead of a walk of both touch lists. Exact: one bit per object, a CTA's objects in a block of
+// their own (Engine::dense_cta_bits), kAnyIndex sets every bit of its group. `lasting`: the touches
+// not marked last_exit, which a pinned CTA does not excuse (Footprint::conflicts). Not valid (the walk
+// decides) for `everything`, an object out of the run's range, or a launch with more objects than
+// the bits hold.
+struct DenseFootprint {
+  static constexpr size_t kWords = 4;
+  using Bits = std::array<uint64_t, kWords>;
+  bool valid = false;
+  uint8_t words = 0;            // of each Bits in use: the run's objects / 64, rounded up
+  Bits all[3]{}, lasting[3]{};  // per Footprint::Access
+  enum class Clash : uint8_t { No, Yes, Unknown };
+  // Footprint::conflicts of `a` with `o` where `pinned` holds the bits of the pinned CTAs.
+  static Clash clash(const DenseFootprint& a, const DenseFootprint& o, const Bits& pinned);
+};
+
+// A warp's future (Engine::futures) with its bitsets.
+struct Future {
+  Footprint print;
+  DenseFootprint dense;
+};
+
+// A program point of an untimed run (Engine::continuations_, keyed by Engine::future_key): the steps a
+// warp runs from there up to its next synchronising op (Engine::continuation) and its future
+// (Engine::futures), each computed once.
+struct ProgramPoint {
+  Footprint steps;     // what those steps touch, exit aside
+  bool exits = false;  // the program ends before a synchronising op: the warp exits
+  bool steps_known = false, future_known = false;
+  Future future;
+};
+
 struct WarpRt {
   WarpRt(WarpProgram p, int c, int w, int r) : prog(std::move(p)), cta(c), warp(w), role(r) {}
   WarpProgram prog;
@@ -148,8 +182,10 @@ struct WarpRt {
   struct Release { int cta; uint32_t slot; int64_t completion; };
   std::vector<Release> releases;
   std::vector<int64_t> loaded;  // the values its loads read, in order (WarpEnd::loaded)
-  // An untimed run's Engine::future_key of this warp, as it was after event #future_key_at.
+  // An untimed run's Engine::future_key of this warp and its entry in Engine::continuations_, as they
+  // were after event #future_key_at (the entries are shared by every copy of the run).
   mutable uint64_t future_key_at = UINT64_MAX, future_key = 0;
+  mutable ProgramPoint* point = nullptr;
 };
 
 // The bytes a clusterlaunchcontrol.try_cancel response completes on its mbarrier (PTX ISA: .b128).
@@ -218,30 +254,6 @@ struct SmRt {
   double issue_free[4] = {0, 0, 0, 0};
 };
 
-// A footprint as bitsets over the objects of the run (Engine::densify), for the persistent-set
-// closure's conflict checks, tens per state against whole-program futures: a few word operations
-// instead of a walk of both touch lists. Exact: one bit per object, a CTA's objects in a block of
-// their own (Engine::dense_cta_bits), kAnyIndex sets every bit of its group. `lasting`: the touches
-// not marked last_exit, which a pinned CTA does not excuse (Footprint::conflicts). Not valid (the walk
-// decides) for `everything`, an object out of the run's range, or a launch with more objects than
-// the bits hold.
-struct DenseFootprint {
-  static constexpr size_t kWords = 4;
-  using Bits = std::array<uint64_t, kWords>;
-  bool valid = false;
-  uint8_t words = 0;            // of each Bits in use: the run's objects / 64, rounded up
-  Bits all[3]{}, lasting[3]{};  // per Footprint::Access
-  enum class Clash : uint8_t { No, Yes, Unknown };
-  // Footprint::conflicts of `a` with `o` where `pinned` holds the bits of the pinned CTAs.
-  static Clash clash(const DenseFootprint& a, const DenseFootprint& o, const Bits& pinned);
-};
-
-// A warp's future (Engine::futures) with its bitsets.
-struct Future {
-  Footprint print;
-  DenseFootprint dense;
-};
-
 struct ClusterRt {
   bool started = false;
   int live = 0;           // warps not exited in the cluster
@@ -291,13 +303,16 @@ class Engine {
   // ahead of it (where the warp will stand poised later), handing each to `store` with its key: one
   // walk of the program per warp instead of one per state.
   void futures(uint32_t id, const std::function<void(uint64_t key, const Footprint&)>& store) const;
-  uint64_t future_key(uint32_t id) const {
+  uint64_t future_key(uint32_t id) const { return point_of(id), warps_[id].future_key; }
+  // Warp `id`'s entry in continuations_ (created empty where new).
+  ProgramPoint& point_of(uint32_t id) const {
     const WarpRt& w = warps_[id];
     if (w.future_key_at != events_happened_) {  // asked for each footprint and each persistent set of a state
       w.future_key_at = events_happened_;
       w.future_key = future_key(id, w.cur, w.prog, cluster_inits_published(w.cta));
+      w.point = &(*continuations_)[w.future_key];
     }
-    return w.future_key;
+    return *w.point;
   }
   // `published`: cluster_inits_published of the warp's CTA (a future leaves out publications that
   // change nothing now, publish_touches, so the flags are part of the key).
@@ -667,16 +682,9 @@ class Engine {
   std::vector<std::vector<uint32_t>> wake_lists_;
   std::vector<uint32_t> free_wake_lists_;
   RunResult res_;
-  // An untimed run's program points, keyed by future_key: the steps a warp runs from there up to its
-  // next synchronising op (Engine::continuation) and its future (Engine::futures), each computed
-  // once. Shared by every copy of the run (the search is single-threaded); null in a timed run.
-  struct Continuation {
-    Footprint steps;     // what those steps touch, exit aside
-    bool exits = false;  // the program ends before a synchronising op: the warp exits
-    bool steps_known = false, future_known = false;
-    Future future;
-  };
-  std::shared_ptr<std::unordered_map<uint64_t, Continuation>> continuations_;
+  // An untimed run's program points by future_key. Shared by every copy of the run (the search is
+  // single-threaded); null in a timed run.
+  std::shared_ptr<std::unordered_map<uint64_t, ProgramPoint>> continuations_;
   std::vector<Event> pending_;      // RunOptions::untimed: the events, unordered (engine_explore.cpp)
   // Every event that happened (all state changes after the launch come through happen()), and
   // inits_published of CTAs 0..63 as it was after the `published_at_`-th: bit c known / published.
