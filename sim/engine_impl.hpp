@@ -309,8 +309,9 @@ class Engine {
     const WarpRt& w = warps_[id];
     if (w.future_key_at != events_happened_) {  // asked for each footprint and each persistent set of a state
       w.future_key_at = events_happened_;
-      w.future_key = future_key(id, w.cur, w.prog, cluster_inits_published(w.cta));
-      w.point = &(*continuations_)[w.future_key];
+      const uint64_t key = future_key(id, w.cur, w.prog, cluster_inits_published(w.cta));
+      if (!w.point || key != w.future_key) w.point = &(*continuations_)[key];  // a warp that did not move keeps its entry
+      w.future_key = key;
     }
     return *w.point;
   }
