@@ -303,7 +303,10 @@ class Engine {
   // ahead of it (where the warp will stand poised later), handing each to `store` with its key: one
   // walk of the program per warp instead of one per state.
   void futures(uint32_t id, const std::function<void(uint64_t key, const Footprint&)>& store) const;
-  uint64_t future_key(uint32_t id) const { return point_of(id), warps_[id].future_key; }
+  uint64_t future_key(uint32_t id) const {
+    point_of(id);
+    return warps_[id].future_key;
+  }
   // Warp `id`'s entry in continuations_ (created empty where new).
   ProgramPoint& point_of(uint32_t id) const {
     const WarpRt& w = warps_[id];
@@ -326,10 +329,6 @@ class Engine {
   void persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep, std::vector<size_t>& best) const;
   // Warp `id`'s future from where it stands (futures(), computed once per program point).
   const Future& future_of(uint32_t id) const;
-  // `f` as bitsets over this run's objects (DenseFootprint), into `out`; CTA c's block of them, into `bits`.
-  void densify(const Footprint& f, DenseFootprint& out) const;
-  void dense_cta_bits(uint32_t c, DenseFootprint::Bits& bits) const;
-  size_t dense_per_cta() const { return 2 * static_cast<size_t>(slots_) + 3 + kNamedBarriers + static_cast<size_t>(wpc_) + k_->smem_cells; }
 
  private:
   // ----------------------------------------------------------------- budget
@@ -615,6 +614,10 @@ class Engine {
   // already (inits_published), when it changes nothing a verdict depends on and touches nothing.
   void publish_touches(uint32_t c, Footprint& f) const;
   bool inits_published(uint32_t c) const;
+  // `f` as bitsets over this run's objects (DenseFootprint), into `out`; CTA c's block of them, into `bits`.
+  void densify(const Footprint& f, DenseFootprint& out) const;
+  void dense_cta_bits(uint32_t c, DenseFootprint::Bits& bits) const;
+  size_t dense_per_cta() const { return 2 * static_cast<size_t>(slots_) + 3 + kNamedBarriers + static_cast<size_t>(wpc_) + k_->smem_cells; }
 
   void exit_warp(uint32_t id);
 
