@@ -47,7 +47,7 @@ std::string site_text(const Kernel& k, uint32_t site) {
 }
 
 Engine::Engine(const Kernel& k, const RunOptions& o)
-    : k_(k), o_(o), tm_(timing_of(k, o)), rng_(o.seed), dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, queued_sms(k, o)), tm_.dram_copy_overlap),
+    : k_(&k), o_(o), tm_(timing_of(k, o)), rng_(o.seed), dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, queued_sms(k, o)), tm_.dram_copy_overlap),
       // Untimed runs keep no L2 (nothing there is timed; the explorer copies engines, sim/explore.hpp).
       l2_(tm_.l2_bytes_per_ns > 0 && !o.untimed ? tm_.l2_bytes : 0),
       l2_hits_(tm_.l2_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)),
@@ -196,17 +196,17 @@ void Engine::launch_cluster(int cl, double t, const std::vector<int>& on_sms) {
     ++sms_[static_cast<size_t>(ct.sm)].resident;
     sms_used_ = std::max(sms_used_, ct.sm + 1);
     ct.bars.assign(slots_, MBarrier{});
-    ct.cells.assign(k_.smem_cells, SmemCellRt{});
+    ct.cells.assign(k_->smem_cells, SmemCellRt{});
     ct.last.assign(slots_, LastArrival{});
     ct.fenced.assign(slots_, 0);
     ct.visible.assign(slots_, 0);
     ct.waiters.assign(slots_, {});
     ct.expect_site.assign(slots_, 0);
-    for (uint32_t a = 0; a < k_.barriers.size(); ++a) {
-      if (!k_.barriers[a].init_count) continue;
-      for (uint32_t i = 0; i < k_.barriers[a].size; ++i) {
-        const uint32_t s = barrier_slot(k_, a, i);
-        mbar_init(ct.bars[s], *k_.barriers[a].init_count);
+    for (uint32_t a = 0; a < k_->barriers.size(); ++a) {
+      if (!k_->barriers[a].init_count) continue;
+      for (uint32_t i = 0; i < k_->barriers[a].size; ++i) {
+        const uint32_t s = barrier_slot(*k_, a, i);
+        mbar_init(ct.bars[s], *k_->barriers[a].init_count);
         ct.fenced[s] = ct.visible[s] = 1;  // constructor: init, fence, cluster sync
       }
     }
@@ -214,7 +214,7 @@ void Engine::launch_cluster(int cl, double t, const std::vector<int>& on_sms) {
     ct.live = wpc_;
     c.live += wpc_;
     for (int w = 0; w < wpc_; ++w) {
-      warps_.emplace_back(WarpProgram(k_, id, w), id, w, role_of_warp(k_, w));
+      warps_.emplace_back(WarpProgram(*k_, id, w), id, w, role_of_warp(*k_, w));
       if (run_) {
         run_->start_warp(static_cast<uint32_t>(warps_.size() - 1), id, w, ct.sm);
         warps_.back().external = true;
@@ -264,18 +264,18 @@ void Engine::close_block(WarpRt& w) {
 
 void Engine::add_role_wait(const WarpRt& w, double ns) {
   if (w.role < 0) return;
-  size_t col = k_.barriers.size();
+  size_t col = k_->barriers.size();
   if (w.block == Block::Mbarrier) col = w.cur.bar.array;
-  else if (w.block == Block::Named) col = k_.barriers.size() + 0;
-  else if (w.block == Block::Cluster) col = k_.barriers.size() + 1;
+  else if (w.block == Block::Named) col = k_->barriers.size() + 0;
+  else if (w.block == Block::Cluster) col = k_->barriers.size() + 1;
   else if (w.block == Block::Timed || w.block == Block::Tmem || w.block == Block::TmemPair || w.block == Block::Wgmma)
-    col = k_.barriers.size() + 2;
-  role_wait_ns_[static_cast<size_t>(w.role) * (k_.barriers.size() + 3) + col] += ns;
+    col = k_->barriers.size() + 2;
+  role_wait_ns_[static_cast<size_t>(w.role) * (k_->barriers.size() + 3) + col] += ns;
 }
 
 std::string Engine::wait_label(const WarpRt& w) const {
   switch (w.block) {
-    case Block::Mbarrier: return "wait " + bar_name(barrier_slot(k_, w.cur.bar.array, w.cur.bar.index)) + " parity " + std::to_string(w.cur.a);
+    case Block::Mbarrier: return "wait " + bar_name(barrier_slot(*k_, w.cur.bar.array, w.cur.bar.index)) + " parity " + std::to_string(w.cur.a);
     case Block::Named: return "bar_sync " + std::to_string(w.cur.a);
     case Block::Cluster: return "cluster_wait";
     case Block::Timed: return std::string(op_name(w.cur.kind)) + " " + std::to_string(w.cur.a);
@@ -400,7 +400,7 @@ void Engine::exit_warp(uint32_t id) {
                       " bulk store(s) that no wait_group waited for: they may still read its shared memory";
     std::vector<std::string> notes{uncommitted ? std::to_string(uncommitted) + " of them never committed (commit_group), so no wait_group can cover them"
                                                : "a wait_group 0 read (or PipelineTmaStore's producer_tail) before the CTA exits keeps the buffer alive until the store has read it"};
-    if (!o_.store_outlives_exit.value_or(k_.arch->has_tcgen05))
+    if (!o_.store_outlives_exit.value_or(k_->arch->has_tcgen05))
       return fault("exit_inflight", &warps_[store_warp], first->site, std::move(msg), std::move(notes));
     if (!warned_store_exit_) {  // once per run: CUTLASS's sm100 epilogues do this in every CTA
       warned_store_exit_ = true;
@@ -468,17 +468,17 @@ void Engine::finish() {
     }
     res_.barriers.push_back(std::move(v));
   }
-  for (size_t r = 0; r < k_.roles.size(); ++r)
-    for (size_t col = 0; col < k_.barriers.size() + 3; ++col) {
-      const double ns = role_wait_ns_[r * (k_.barriers.size() + 3) + col];
+  for (size_t r = 0; r < k_->roles.size(); ++r)
+    for (size_t col = 0; col < k_->barriers.size() + 3; ++col) {
+      const double ns = role_wait_ns_[r * (k_->barriers.size() + 3) + col];
       if (ns <= 0) continue;
-      std::string what = col < k_.barriers.size() ? k_.barriers[col].name
-                         : col == k_.barriers.size() ? "named barriers"
-                         : col == k_.barriers.size() + 1 ? "cluster barrier" : "bulk groups, wgmma, tcgen05.wait and TMEM allocation";
+      std::string what = col < k_->barriers.size() ? k_->barriers[col].name
+                         : col == k_->barriers.size() ? "named barriers"
+                         : col == k_->barriers.size() + 1 ? "cluster barrier" : "bulk groups, wgmma, tcgen05.wait and TMEM allocation";
       res_.role_waits.push_back({static_cast<int>(r), std::move(what), ns});
     }
   if (res_.verdict == Verdict::Hang || res_.verdict == Verdict::Stopped) {
-    HangInput in{k_, res_, unlaunched ? static_cast<int>(clusters_.size()) - next_cluster_ : 0, {}, {}, {}, {}};
+    HangInput in{*k_, res_, unlaunched ? static_cast<int>(clusters_.size()) - next_cluster_ : 0, {}, {}, {}, {}};
     for (const CtaRt& c : ctas_) {
       in.sm_of_cta.push_back(c.started ? c.sm : -1);
       in.tmem_held.push_back(c.tmem_held);

@@ -82,7 +82,7 @@ void Engine::cluster_try_complete(int cl) {
     CtaRt& ct = cta(cl * csize_ + r);
     for (uint32_t s = 0; s < slots_; ++s)
       if (ct.fenced[s]) ct.visible[s] = 1;
-      else if (ct.bars[s].initialised && !ct.visible[s] && k_.external) ct.visible[s] = 2;
+      else if (ct.bars[s].initialised && !ct.visible[s] && k_->external) ct.visible[s] = 2;
   }
   const double at = now_ + jit(tm_.cluster_barrier_ns);
   c.release_at = at;
@@ -122,7 +122,7 @@ void Engine::apply(int c, uint32_t s, OpKind kind, int64_t value, uint32_t site,
   MbarOutcome r;
   if (kind == OpKind::ArriveExpectTx || kind == OpKind::ExpectTx) ct.expect_site[s] = site;
   if (w && kind != OpKind::ExpectTx) ct.last[s] = LastArrival{w->cta, w->warp, site};
-  if (!k_.smem.empty()) note_release(w, c, s, kind, b.completed);
+  if (!k_->smem.empty()) note_release(w, c, s, kind, b.completed);
   switch (kind) {
     case OpKind::Arrive: r = threads > 1 ? mbar_arrive_threads(b, value, threads) : mbar_arrive(b, value); break;
     case OpKind::ArriveExpectTx: r = mbar_arrive_expect_tx(b, value); break;

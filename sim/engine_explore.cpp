@@ -28,7 +28,7 @@ bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
 }  // namespace
 
 void Engine::start_untimed() {
-  continuations_ = std::make_shared<std::unordered_map<uint64_t, Continuation>>();
+  continuations_ = std::make_shared<std::unordered_map<uint64_t, ProgramPoint>>();
   launch_pending(0.0);
 }
 
@@ -54,7 +54,8 @@ const std::vector<uint64_t>& Engine::settle() {
     // A wait on a phase that has not completed is no choice yet (docs/semantics.md, "The exhaustive
     // search's untimed semantics"): taking it would only add the warp to the waiters, and which warps
     // had begun waiting before a completion is no state worth telling apart.
-    std::vector<uint64_t> guarded;
+    thread_local std::vector<uint64_t> guarded;  // keeps its capacity: settle runs at every step of the search
+    guarded.clear();
     for (const Event& e : pending_)
       (e.kind == EventKind::WarpStep && wait_would_block(warps_[e.target]) ? guarded : choices_).push_back(e.seq);
     if (!choices_.empty() || guarded.empty()) break;
@@ -104,13 +105,18 @@ uint64_t warp_set(const std::vector<uint32_t>& ws) {
 }  // namespace
 
 uint64_t Engine::state_hash() const {
-  StateHash h;
+  // The hash is a chain of dependent multiplies: the long per-slot lists go into chains of their own
+  // (consumed phases, barriers, flags, waiters), which the processor runs side by side, and their
+  // digests end the main one.
+  StateHash h, consumed_h, bars_h, flags_h, waiters_h;
   h.add(fatal_).add(stopped_).add(next_cluster_);
   for (const WarpRt& w : warps_) {
     h.add(w.status).add(w.block).add(w.retry).add(w.cluster_arrived).add(w.mma_issued).add(w.last_pass_slot);
     const Op& o = w.cur;
     h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
-    for (const WarpRt::ConsumedPhase& c : w.consumed) h.add(c.completed).add(c.released);
+    // Two fields in one word where one is a flag (fewer words, less time; counts stay far below 2^62).
+    consumed_h.add(w.consumed.size());
+    for (const WarpRt::ConsumedPhase& c : w.consumed) consumed_h.add(static_cast<uint64_t>(c.completed) << 1 | c.released);
     for (const auto& [array, issued] : w.commit_marks) h.add(array).add(issued);
     h.add(w.groups.size()).add(w.open.stores.size()).add(w.retiring.size()).add(w.mma_groups.size());
     h.add(w.releases.size());
@@ -120,17 +126,23 @@ uint64_t Engine::state_hash() const {
   for (const CtaRt& c : ctas_) {
     h.add(c.started).add(c.exited).add(c.live).add(c.tma_inflight);
     h.add(c.tmem_held).add(c.tmem_last_alloc).add(c.tmem_relinquished).add(c.tmem_pair_waiter);
-    for (const MBarrier& b : c.bars) h.add(b.initialised).add(b.completed).add(b.pending).add(b.expected).add(b.tx);
+    for (const MBarrier& b : c.bars) bars_h.add(static_cast<uint64_t>(b.completed) << 1 | b.initialised).add(b.pending).add(b.expected).add(b.tx);
     for (const SmemCellRt& cell : c.cells)
       h.add(cell.written).add(cell.value).add(cell.writer).add(cell.releases_before).add(cell.slot).add(cell.completion);
-    for (uint8_t f : c.fenced) h.add(f);
-    for (uint8_t v : c.visible) h.add(v);
+    for (uint8_t f : c.fenced) flags_h.add(f);
+    for (uint8_t v : c.visible) flags_h.add(v);
     // A barrier's waiters as a set: the order they blocked in is an accident of the path (two waits
     // on one barrier commute, engine_footprint.cpp), and a completion releases them together.
-    for (const auto& ws : c.waiters) h.add(ws.size()).add(warp_set(ws));
+    for (const auto& ws : c.waiters) waiters_h.add(ws.size()).add(warp_set(ws));
     // Likewise a named barrier's and the cluster barrier's: all leave together when the last arrives.
-    for (const NamedRt& n : c.named)
-      h.add(n.count).add(n.arrived).add(n.warps.size()).add(warp_set(n.warps)).add(n.waiters.size()).add(warp_set(n.waiters));
+    // Only the named barriers in use, by id: most kernels use one or two of the 16, and the idle ones
+    // were a third of the words hashed.
+    for (int id = 0; id < kNamedBarriers; ++id) {
+      const NamedRt& n = c.named[id];
+      if (n.count == 0 && n.arrived == 0 && n.warps.empty() && n.waiters.empty()) continue;
+      h.add(id).add(n.count).add(n.arrived).add(n.warps.size()).add(warp_set(n.warps)).add(n.waiters.size()).add(warp_set(n.waiters));
+    }
+    h.add(kNamedBarriers);  // ends the list
     for (const WarpgroupRt& g : c.warpgroups) h.add(g.issuing.warps).add(g.issuing.shape).add(g.issuing.count).add(warp_set(g.waiters));
   }
   for (const ClusterRt& cl : clusters_) h.add(cl.started).add(cl.live).add(cl.arrived).add(cl.phase).add(cl.waiters.size()).add(warp_set(cl.waiters));
@@ -143,6 +155,7 @@ uint64_t Engine::state_hash() const {
   for (const Event& e : pending_)
     events += StateHash().add(e.kind).add(e.target).add(e.slot).add(e.site).add(e.from_warp).add(e.op).add(e.value).add(e.phase).value();
   h.add(pending_.size()).add(events);
+  h.add(consumed_h.value()).add(bars_h.value()).add(flags_h.value()).add(waiters_h.value());
   if (run_) run_->hash_into(h);  // a PTX kernel's memory and its warps' registers
   return h.value();
 }
@@ -164,9 +177,14 @@ UntimedRun::UntimedRun(const Kernel& kernel, RunOptions options) {
   options.replay = nullptr;
   e_ = std::make_unique<detail::Engine>(kernel, options);
   e_->start_untimed();
-  futures_ = std::make_shared<FutureCache>();
 }
-UntimedRun::UntimedRun(const UntimedRun& o) : e_(std::make_unique<detail::Engine>(*o.e_)), futures_(o.futures_) {}
+UntimedRun::UntimedRun(const UntimedRun& o) : e_(std::make_unique<detail::Engine>(*o.e_)) {}
+UntimedRun& UntimedRun::operator=(const UntimedRun& o) {
+  if (this == &o) return *this;
+  if (e_) *e_ = *o.e_;
+  else e_ = std::make_unique<detail::Engine>(*o.e_);
+  return *this;
+}
 UntimedRun::UntimedRun(UntimedRun&&) noexcept = default;
 UntimedRun& UntimedRun::operator=(UntimedRun&&) noexcept = default;
 UntimedRun::~UntimedRun() = default;
@@ -208,17 +226,8 @@ uint64_t UntimedRun::choice_id(size_t i) const { return e_->choice_id(choice_seq
 
 void UntimedRun::footprint(size_t i, Footprint& out) const { e_->footprint(choice_seq(i), out); }
 
-struct UntimedRun::FutureCache {
-  std::unordered_map<uint64_t, Footprint> by_key;  // Engine::future_key -> the warp's future (Engine::futures)
-};
-
-std::vector<size_t> UntimedRun::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep) const {
-  return e_->persistent_set(prints, asleep, [&](uint32_t warp) -> const Footprint& {
-    const uint64_t key = e_->future_key(warp);
-    if (auto it = futures_->by_key.find(key); it != futures_->by_key.end()) return it->second;
-    e_->futures(warp, [&](uint64_t k, const Footprint& f) { futures_->by_key.try_emplace(k, f); });
-    return futures_->by_key.at(key);
-  });
+void UntimedRun::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep, std::vector<size_t>& set) const {
+  e_->persistent_set(prints, asleep, set);
 }
 
 RunResult UntimedRun::finish() && { return e_->end_untimed(); }

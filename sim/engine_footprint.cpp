@@ -143,7 +143,7 @@ void Engine::op_touches(const WarpRt& w, const Op& op, bool issued, Footprint& f
       return;
     case OpKind::Arrive: case OpKind::ArriveExpectTx: case OpKind::ExpectTx: case OpKind::CompleteTx: case OpKind::ArriveDrop: {
       const uint32_t target = u(cta_of_rank(w.cta, op.bar.rank));
-      if (!k_.smem.empty()) f.add(Object::Releases, 0, 0, Access::Add);
+      if (!k_->smem.empty()) f.add(Object::Releases, 0, 0, Access::Add);
       if (target == own || issued) {
         f.add(Object::Mbarrier, target, slot(op.bar), Access::Write);
         if (target == own) return;
@@ -244,11 +244,11 @@ void Engine::continuation(uint32_t id, Footprint& f, std::vector<uint32_t>& seen
     if (walk(f)) exit_touches(id, f, seen);
     return;
   }
-  const auto [it, fresh] = continuations_->try_emplace(future_key(id));
-  Continuation& c = it->second;
-  if (fresh) {
+  ProgramPoint& c = point_of(id);
+  if (!c.steps_known) {
     c.exits = walk(c.steps);
     c.steps.compact();
+    c.steps_known = true;
   }
   f.merge(c.steps);
   if (c.exits) exit_touches(id, f, seen);
@@ -289,7 +289,7 @@ void Engine::landing_touches(const Event& e, Footprint& f, std::vector<uint32_t>
   const CtaRt& ct = cta(static_cast<int>(e.target));
   f.add(Object::Mbarrier, e.target, e.slot, Access::Write);
   wake_touches(ct.waiters[e.slot], f, seen);
-  if (!k_.smem.empty()) f.add(Object::Releases, 0, 0, Access::Add);
+  if (!k_->smem.empty()) f.add(Object::Releases, 0, 0, Access::Add);
   if (e.kind == EventKind::TxLand) {
     f.add(Object::CopiesInFlight, e.target, 0, Access::Add);
     return;
@@ -306,10 +306,23 @@ void Engine::landing_touches(const Event& e, Footprint& f, std::vector<uint32_t>
 }
 
 bool Engine::inits_published(uint32_t c) const {
+  // Asked several times per state (each footprint and future key): remembered for the first 64 CTAs
+  // until the next event happens.
+  const bool remembered = c < 64;
+  const uint64_t bit = remembered ? uint64_t{1} << c : 0;
+  if (remembered) {
+    if (published_at_ != events_happened_) {
+      published_at_ = events_happened_;
+      published_known_ = 0;
+    }
+    if (published_known_ & bit) return (published_ & bit) != 0;
+  }
   const CtaRt& ct = cta(static_cast<int>(c));
-  for (uint32_t s = 0; s < slots_; ++s)
-    if (ct.bars[s].initialised && (!(ct.fenced[s] & 1) || !ct.visible[s])) return false;
-  return true;
+  bool published = true;
+  for (uint32_t s = 0; s < slots_ && published; ++s) published = !ct.bars[s].initialised || ((ct.fenced[s] & 1) && ct.visible[s]);
+  published_known_ |= bit;
+  published_ = published ? published_ | bit : published_ & ~bit;
+  return published;
 }
 
 void Engine::publish_touches(uint32_t c, Footprint& f) const {
@@ -323,9 +336,7 @@ void Engine::publish_touches(uint32_t c, Footprint& f) const {
 }
 
 void Engine::footprint(uint64_t seq, Footprint& f) const {
-  f.touches.clear();
-  f.everything = false;
-  f.sorted = true;
+  f.clear();
   thread_local std::vector<uint32_t> seen;  // every state asks for each choice's: no allocation each time
   seen.clear();
   for (const Event& e : pending_) {
@@ -381,7 +392,7 @@ uint64_t Engine::future_key(uint32_t id, const Op& o, const WarpProgram& rest, u
 
 void Engine::futures(uint32_t id, const std::function<void(uint64_t, const Footprint&)>& store) const {
   const WarpRt& w = warps_[id];
-  if (w.external || !k_.smem.empty()) {  // branches on values this search does not follow
+  if (w.external || !k_->smem.empty()) {  // branches on values this search does not follow
     Footprint f;
     f.everything = true;
     return store(future_key(id), f);
@@ -412,6 +423,80 @@ void Engine::futures(uint32_t id, const std::function<void(uint64_t, const Footp
   }
 }
 
+DenseFootprint::Clash DenseFootprint::clash(const DenseFootprint& a, const DenseFootprint& o, const Bits& pinned) {
+  if (!a.valid || !o.valid) return Clash::Unknown;
+  constexpr size_t R = static_cast<size_t>(Access::Read), A = static_cast<size_t>(Access::Add), W = static_cast<size_t>(Access::Write);
+  uint64_t any = 0;
+  for (size_t i = 0; i < a.words; ++i) {
+    // o's touches that count: all but the last exits of pinned CTAs.
+    const uint64_t r = o.lasting[R][i] | (o.all[R][i] & ~pinned[i]), ad = o.lasting[A][i] | (o.all[A][i] & ~pinned[i]),
+                   w = o.lasting[W][i] | (o.all[W][i] & ~pinned[i]);
+    // Pairs of accesses that clash (clash() above): a write with anything, a read with an add.
+    any |= (a.all[W][i] & (r | ad | w)) | ((a.all[R][i] | a.all[A][i]) & w) | (a.all[R][i] & ad) | (a.all[A][i] & r);
+  }
+  return any != 0 ? Clash::Yes : Clash::No;
+}
+
+void Engine::dense_cta_bits(uint32_t c, DenseFootprint::Bits& bits) const {
+  // Bits [first, end) a word at a time.
+  const size_t per_cta = dense_per_cta(), first = c * per_cta, end = std::min(first + per_cta, DenseFootprint::kWords * 64);
+  for (size_t bit = first; bit < end;) {
+    const size_t in_word = std::min<size_t>(64 - bit % 64, end - bit);
+    bits[bit / 64] |= (in_word == 64 ? ~uint64_t{0} : ((uint64_t{1} << in_word) - 1)) << (bit % 64);
+    bit += in_word;
+  }
+}
+
+void Engine::densify(const Footprint& f, DenseFootprint& out) const {
+  out.valid = false;
+  if (f.everything) return;
+  // The objects' bits: per CTA its slots' Mbarrier and MbarrierInit, InitVisible, the 16 named
+  // barriers, CtaLife, CopiesInFlight, its warps' BulkStores and its cells; then a bit per cluster,
+  // Releases and CtaGroup.
+  const size_t slots = slots_, warps = static_cast<size_t>(wpc_), cells = k_->smem_cells;
+  const size_t per_cta = dense_per_cta();
+  const size_t ctas = static_cast<size_t>(nctas_), clusters = clusters_.size();
+  const size_t total = ctas * per_cta + clusters + 2;
+  if (total > DenseFootprint::kWords * 64) return;
+  out.words = static_cast<uint8_t>((total + 63) / 64);
+  for (size_t a = 0; a < 3; ++a)
+    for (size_t i = 0; i < out.words; ++i) out.all[a][i] = out.lasting[a][i] = 0;
+  for (const Footprint::Touch& t : f.touches) {
+    const auto kind = static_cast<Object>(t.object >> 56);
+    const size_t scope = static_cast<size_t>(t.object >> 32) & 0xffffffu;
+    const uint32_t index = static_cast<uint32_t>(t.object);
+    size_t first = 0, count = 1;  // the group's bits
+    const size_t cta_base = scope * per_cta;
+    switch (kind) {
+      case Object::Mbarrier: first = cta_base, count = slots; break;
+      case Object::MbarrierInit: first = cta_base + slots, count = slots; break;
+      case Object::InitVisible: first = cta_base + 2 * slots; break;
+      case Object::Named: first = cta_base + 2 * slots + 1, count = kNamedBarriers; break;
+      case Object::CtaLife: first = cta_base + 2 * slots + 1 + kNamedBarriers; break;
+      case Object::CopiesInFlight: first = cta_base + 2 * slots + 2 + kNamedBarriers; break;
+      case Object::BulkStores: first = cta_base + 2 * slots + 3 + kNamedBarriers, count = warps; break;
+      case Object::Cell: first = cta_base + 2 * slots + 3 + kNamedBarriers + warps, count = cells; break;
+      case Object::Cluster: first = ctas * per_cta + scope; break;
+      case Object::Releases: first = ctas * per_cta + clusters; break;
+      case Object::CtaGroup: first = ctas * per_cta + clusters + 1; break;
+    }
+    const bool in_range = kind == Object::Cluster ? scope < clusters
+                          : kind == Object::Releases || kind == Object::CtaGroup ? scope == 0
+                                                                                   : scope < ctas;
+    // Out of the run's range, or a group without bits (two kAnyIndex touches of it would clash), or a
+    // last exit that is not a CTA's (a pinned CTA excuses it by its scope): not valid.
+    const bool cta_scoped = kind != Object::Cluster && kind != Object::Releases && kind != Object::CtaGroup;
+    if (!in_range || count == 0 || (index != Footprint::kAnyIndex && index >= count) || (t.last_exit && !cta_scoped)) return;
+    if (index != Footprint::kAnyIndex) first += index, count = 1;
+    const size_t a = static_cast<size_t>(t.access);
+    for (size_t bit = first; bit < first + count; ++bit) {
+      out.all[a][bit / 64] |= uint64_t{1} << (bit % 64);
+      if (!t.last_exit) out.lasting[a][bit / 64] |= uint64_t{1} << (bit % 64);
+    }
+  }
+  out.valid = true;
+}
+
 // Persistent sets (Godefroid; a stubborn-set closure). T is persistent in s when no path from s that
 // takes no choice of T takes one that conflicts with a choice of T. Grown from one choice: a poised
 // warp outside T may take every op of its future, so T takes its current op when that future
@@ -421,10 +506,25 @@ void Engine::futures(uint32_t id, const std::function<void(uint64_t, const Footp
 // only through T. The search takes the members of T that are not asleep (T \ Z); the set chosen is
 // the one that leaves the fewest to take. A cluster arrive may re-poll into its own state (a cycle):
 // it never starts a reduced set, and one that reaches it is dropped.
-std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
-                                           const std::function<const Footprint&(uint32_t)>& future_of) const {
+const Future& Engine::future_of(uint32_t id) const {
+  ProgramPoint& point = point_of(id);
+  if (point.future_known) return point.future;
+  futures(id, [&](uint64_t k, const Footprint& f) {
+    ProgramPoint& p = (*continuations_)[k];
+    if (p.future_known) return;
+    p.future.print = f;
+    densify(f, p.future.dense);
+    p.future_known = true;
+  });
+  // futures() stored it: its first segment is the warp's own point.
+  if (!point.future_known) throw std::logic_error("untimed run: a warp's future is missing at its own program point");
+  return point.future;
+}
+
+void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep, std::vector<size_t>& best) const {
+  best.clear();
   const size_t n = choices_.size();
-  if (n < 2 || next_cluster_ < static_cast<int>(clusters_.size())) return {};
+  if (n < 2 || next_cluster_ < static_cast<int>(clusters_.size())) return;
   // Called at every state of the search: its working vectors keep their capacity from call to call
   // (allocation was a third of its time).
   struct Scratch {
@@ -432,9 +532,15 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
     std::vector<uint8_t> poised, retrying, in, woken, pinned;
     std::vector<uint32_t> waiting;       // warps that wait ...
     std::vector<Footprint> wakes;        // ... and what wakes them (a write to it); capacity reused
-    std::vector<const Footprint*> futures;
+    std::vector<DenseFootprint> dense_wakes, dense_prints;
+    std::vector<const Future*> futures;
     std::vector<size_t> seeds;
-    Footprint t;
+    std::vector<Footprint> compacted;           // prints not sorted, compacted (capacity reused)
+    struct Part { const Footprint* print; const DenseFootprint* dense; };
+    std::vector<Part> parts_of;                 // per choice: its print, sorted
+    std::vector<Part> parts;                    // the set's footprint, in parts
+    std::vector<size_t> checked;
+    DenseFootprint::Bits pinned_bits;   // the pinned CTAs' objects
   };
   thread_local Scratch x;
   x.warp_of.assign(n, kNoWarp);
@@ -454,23 +560,22 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
     if (x.poised[id] || w.status == WarpStatus::Exited || w.status == WarpStatus::Faulted) continue;
     if (x.wakes.size() <= x.waiting.size()) x.wakes.emplace_back();
     Footprint& wake = x.wakes[x.waiting.size()];
-    wake.touches.clear();
-    wake.everything = false;
-    wake.sorted = true;
+    wake.clear();
     // A guarded wait (poised, no choice until its phase completes: Engine::settle) waits as a blocked one.
     if (w.block == Block::Mbarrier || wait_would_block(w)) wake.add(Object::Mbarrier, u(w.cta), slot(w.cur.bar), Access::Read);
     else if (w.block == Block::Named) wake.add(Object::Named, u(w.cta), static_cast<uint32_t>(w.cur.a), Access::Read);
     else if (w.block == Block::Cluster) wake.add(Object::Cluster, u(cluster_of(w.cta)), 0, Access::Read);
     else wake.everything = true;
+    if (x.dense_wakes.size() <= x.waiting.size()) x.dense_wakes.emplace_back();
+    densify(wake, x.dense_wakes[x.waiting.size()]);
     x.waiting.push_back(id);
   }
-  // Each warp's future once per state (future_of hashes the warp's program to find it).
+  // Each warp's future once per state (future_of looks it up by the warp's program point).
   x.futures.assign(warps_.size(), nullptr);
-  const auto future_at = [&](uint32_t id) -> const Footprint& {
+  const auto future_at = [&](uint32_t id) -> const Future& {
     if (!x.futures[id]) x.futures[id] = &future_of(id);
     return *x.futures[id];
   };
-  std::vector<size_t> best;
   size_t best_size = n;
   // CTAs with a warp in the set or woken only through it: on the paths that avoid the set they
   // never end, so their other warps' exits change nothing the set reads (Footprint::conflicts).
@@ -479,41 +584,77 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
   // interleaving them (ties keep the first).
   x.seeds.resize(n);
   for (size_t i = 0; i < n; ++i) x.seeds[i] = i;
-  std::stable_sort(x.seeds.begin(), x.seeds.end(), [&](size_t a, size_t b) { return x.warp_of[a] < x.warp_of[b]; });
-  Footprint& t = x.t;
+  // (By warp, then by index: the order std::stable_sort gives, without its buffer allocated per state.)
+  std::sort(x.seeds.begin(), x.seeds.end(), [&](size_t a, size_t b) { return std::pair(x.warp_of[a], a) < std::pair(x.warp_of[b], b); });
+  // The set's footprint is kept as its parts (the members' prints, the woken warps' wakes) rather
+  // than merged: a choice or waiter outside the set joins when any part conflicts with its future,
+  // and each future is checked against each part once (a part that did not conflict under fewer
+  // pinned CTAs does not under more: pinning only takes clashes away). Merged, a read and an add of
+  // one object make a write, which clashes exactly where one of the two does: the same answers as
+  // checking the merged footprint at every round, for a check of a few touches per part.
+  x.parts_of.resize(n);
+  if (x.compacted.size() < n) x.compacted.resize(n);
+  if (x.dense_prints.size() < n) x.dense_prints.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    densify(prints[i], x.dense_prints[i]);
+    x.parts_of[i] = {&prints[i], &x.dense_prints[i]};
+    if (prints[i].sorted || x.dense_prints[i].valid) continue;  // the walk needs it sorted only without bitsets
+    x.compacted[i] = prints[i];  // keeps its capacity
+    x.compacted[i].compact();
+    x.parts_of[i].print = &x.compacted[i];
+  }
   for (size_t seed : x.seeds) {
     if (best_size == 0) break;  // nothing to take: no later seed does better
     if (x.retrying[seed] || prints[seed].everything || (asleep[seed] ? 0u : 1u) >= best_size) continue;
     x.in.assign(n, 0);
     x.woken.assign(x.waiting.size(), 0);
     x.pinned.assign(ctas_.size(), 0);
+    x.pinned_bits.fill(0);
+    const auto pin = [&](int c) {
+      if (x.pinned[static_cast<size_t>(c)]) return;
+      x.pinned[static_cast<size_t>(c)] = 1;
+      dense_cta_bits(static_cast<uint32_t>(c), x.pinned_bits);
+    };
+    x.checked.assign(n + x.waiting.size(), 0);  // per choice, then per waiter: parts checked so far
     x.in[seed] = 1;
-    if (x.warp_of[seed] != kNoWarp) x.pinned[static_cast<size_t>(warps_[x.warp_of[seed]].cta)] = 1;
+    if (x.warp_of[seed] != kNoWarp) pin(warps_[x.warp_of[seed]].cta);
     size_t size = asleep[seed] ? 0 : 1;  // what the set leaves to take: its members awake
-    t.touches.assign(prints[seed].touches.begin(), prints[seed].touches.end());
-    t.everything = prints[seed].everything;
-    t.sorted = prints[seed].sorted;
+    x.parts.assign(1, x.parts_of[seed]);
+    // Whether a part of the set not checked yet against `future` conflicts with it: by their bitsets,
+    // or where those cannot tell (a pinned CTA may excuse a last exit), by their touches.
+    const auto conflicts_with_set = [&](const Footprint& future, const DenseFootprint& dense_future, size_t& checked) {
+      for (; checked < x.parts.size(); ++checked) {
+        const Scratch::Part& part = x.parts[checked];
+        const DenseFootprint::Clash c = DenseFootprint::clash(*part.dense, dense_future, x.pinned_bits);
+        if (c == DenseFootprint::Clash::Yes || (c == DenseFootprint::Clash::Unknown && part.print->conflicts(future, &x.pinned))) return true;
+      }
+      return false;
+    };
     bool grew = true, failed = false;
     while (grew && !failed && size < best_size) {
       grew = false;
-      if (!t.sorted) t.compact();  // conflicts() walks a sorted one beside each future (Read + Add: Write, conservative)
       for (size_t j = 0; j < n && !failed; ++j) {
-        if (x.in[j] || !t.conflicts(x.warp_of[j] == kNoWarp ? prints[j] : future_at(x.warp_of[j]), &x.pinned)) continue;
-        failed |= x.retrying[j] != 0;
+        if (x.in[j]) continue;
+        if (x.warp_of[j] == kNoWarp ? !conflicts_with_set(prints[j], x.dense_prints[j], x.checked[j])
+                                    : !conflicts_with_set(future_at(x.warp_of[j]).print, future_at(x.warp_of[j]).dense, x.checked[j]))
+          continue;
+        failed |= x.retrying[j] != 0 || prints[j].everything;  // everything conflicts with every later future: no set
         x.in[j] = 1;
-        if (x.warp_of[j] != kNoWarp) x.pinned[static_cast<size_t>(warps_[x.warp_of[j]].cta)] = 1;
+        if (x.warp_of[j] != kNoWarp) pin(warps_[x.warp_of[j]].cta);
         size += !asleep[j];
-        t.merge(prints[j]);
+        x.parts.push_back(x.parts_of[j]);
         grew = true;
       }
       for (size_t k = 0; k < x.waiting.size() && !failed; ++k) {
-        if (x.woken[k] || !t.conflicts(future_at(x.waiting[k]), &x.pinned)) continue;
+        if (x.woken[k]) continue;
+        const Future& future = future_at(x.waiting[k]);
+        if (!conflicts_with_set(future.print, future.dense, x.checked[n + k])) continue;
+        failed |= x.wakes[k].everything;
         x.woken[k] = 1;
-        x.pinned[static_cast<size_t>(warps_[x.waiting[k]].cta)] = 1;
-        t.merge(x.wakes[k]);
+        pin(warps_[x.waiting[k]].cta);
+        x.parts.push_back({&x.wakes[k], &x.dense_wakes[k]});
         grew = true;
       }
-      failed |= t.everything;
     }
     if (failed || size >= best_size) continue;  // ties keep the first
     best.clear();
@@ -521,7 +662,6 @@ std::vector<size_t> Engine::persistent_set(const std::vector<Footprint>& prints,
       if (x.in[j]) best.push_back(j);
     best_size = size;
   }
-  return best;
 }
 
 }  // namespace detail

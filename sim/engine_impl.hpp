@@ -99,6 +99,40 @@ struct LastArrival {
   uint32_t site = 0;
 };
 
+// A footprint as bitsets over the objects of the run (Engine::densify), for the persistent-set
+// closure's conflict checks, tens per state against whole-program futures: a few word operations
+// instead of a walk of both touch lists. Exact: one bit per object, a CTA's objects in a block of
+// their own (Engine::dense_cta_bits), kAnyIndex sets every bit of its group. `lasting`: the touches
+// not marked last_exit, which a pinned CTA does not excuse (Footprint::conflicts). Not valid (the walk
+// decides) for `everything`, an object out of the run's range, or a launch with more objects than
+// the bits hold.
+struct DenseFootprint {
+  static constexpr size_t kWords = 4;
+  using Bits = std::array<uint64_t, kWords>;
+  bool valid = false;
+  uint8_t words = 0;            // of each Bits in use: the run's objects / 64, rounded up
+  Bits all[3]{}, lasting[3]{};  // per Footprint::Access
+  enum class Clash : uint8_t { No, Yes, Unknown };
+  // Footprint::conflicts of `a` with `o` where `pinned` holds the bits of the pinned CTAs.
+  static Clash clash(const DenseFootprint& a, const DenseFootprint& o, const Bits& pinned);
+};
+
+// A warp's future (Engine::futures) with its bitsets.
+struct Future {
+  Footprint print;
+  DenseFootprint dense;
+};
+
+// A program point of an untimed run (Engine::continuations_, keyed by Engine::future_key): the steps a
+// warp runs from there up to its next synchronising op (Engine::continuation) and its future
+// (Engine::futures), each computed once.
+struct ProgramPoint {
+  Footprint steps;     // what those steps touch, exit aside
+  bool exits = false;  // the program ends before a synchronising op: the warp exits
+  bool steps_known = false, future_known = false;
+  Future future;
+};
+
 struct WarpRt {
   WarpRt(WarpProgram p, int c, int w, int r) : prog(std::move(p)), cta(c), warp(w), role(r) {}
   WarpProgram prog;
@@ -148,6 +182,10 @@ struct WarpRt {
   struct Release { int cta; uint32_t slot; int64_t completion; };
   std::vector<Release> releases;
   std::vector<int64_t> loaded;  // the values its loads read, in order (WarpEnd::loaded)
+  // An untimed run's Engine::future_key of this warp and its entry in Engine::continuations_, as they
+  // were after event #future_key_at (the entries are shared by every copy of the run).
+  mutable uint64_t future_key_at = UINT64_MAX, future_key = 0;
+  mutable ProgramPoint* point = nullptr;
 };
 
 // The bytes a clusterlaunchcontrol.try_cancel response completes on its mbarrier (PTX ISA: .b128).
@@ -266,7 +304,19 @@ class Engine {
   // walk of the program per warp instead of one per state.
   void futures(uint32_t id, const std::function<void(uint64_t key, const Footprint&)>& store) const;
   uint64_t future_key(uint32_t id) const {
-    return future_key(id, warps_[id].cur, warps_[id].prog, cluster_inits_published(warps_[id].cta));
+    point_of(id);
+    return warps_[id].future_key;
+  }
+  // Warp `id`'s entry in continuations_ (created empty where new).
+  ProgramPoint& point_of(uint32_t id) const {
+    const WarpRt& w = warps_[id];
+    if (w.future_key_at != events_happened_) {  // asked for each footprint and each persistent set of a state
+      w.future_key_at = events_happened_;
+      const uint64_t key = future_key(id, w.cur, w.prog, cluster_inits_published(w.cta));
+      if (!w.point || key != w.future_key) w.point = &(*continuations_)[key];  // a warp that did not move keeps its entry
+      w.future_key = key;
+    }
+    return *w.point;
   }
   // `published`: cluster_inits_published of the warp's CTA (a future leaves out publications that
   // change nothing now, publish_touches, so the flags are part of the key).
@@ -275,9 +325,10 @@ class Engine {
   // A persistent set of this state's choices (indices into choice_list(); `prints` their footprints,
   // `asleep` those not to be taken): the smallest found from any one choice by closing it under
   // conflicts with what other warps and events may still do (futures from `future_of`). Empty: none
-  // smaller than all choices.
-  std::vector<size_t> persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep,
-                                     const std::function<const Footprint&(uint32_t)>& future_of) const;
+  // smaller than all choices. Into `best` (replaced).
+  void persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep, std::vector<size_t>& best) const;
+  // Warp `id`'s future from where it stands (futures(), computed once per program point).
+  const Future& future_of(uint32_t id) const;
 
  private:
   // ----------------------------------------------------------------- budget
@@ -325,7 +376,7 @@ class Engine {
   std::string bar_name(uint32_t slot) const {
     if (run_) return run_->barrier_name(slot);
     const uint32_t a = array_of_slot_[slot];
-    return k_.barriers[a].name + "[" + std::to_string(slot - barrier_slot(k_, a, 0)) + "]";
+    return k_->barriers[a].name + "[" + std::to_string(slot - barrier_slot(*k_, a, 0)) + "]";
   }
 
   void grow_slots(uint32_t n);
@@ -352,6 +403,7 @@ class Engine {
     // Simulated events: every op a warp executes and every asynchronous completion (a batch
     // of wake-ups counts its warps' steps, not itself).
     if (e.kind != EventKind::WakeBatch && e.kind != EventKind::WarpStep && e.kind != EventKind::DramDone) ++res_.events;
+    ++events_happened_;
     now_ = std::max(now_, e.t);  // keys round to 1 ps; time never runs backwards
     dispatch(e);
   }
@@ -434,7 +486,7 @@ class Engine {
 
   void exec(WarpRt& w, uint32_t id);
 
-  uint32_t slot(const BarRef& r) const { return barrier_slot(k_, r.array, r.index); }
+  uint32_t slot(const BarRef& r) const { return barrier_slot(*k_, r.array, r.index); }
 
   static std::string fmt_ns(double ns) { return std::to_string(static_cast<int64_t>(ns)) + " ns"; }
 
@@ -562,6 +614,10 @@ class Engine {
   // already (inits_published), when it changes nothing a verdict depends on and touches nothing.
   void publish_touches(uint32_t c, Footprint& f) const;
   bool inits_published(uint32_t c) const;
+  // `f` as bitsets over this run's objects (DenseFootprint), into `out`; CTA c's block of them, into `bits`.
+  void densify(const Footprint& f, DenseFootprint& out) const;
+  void dense_cta_bits(uint32_t c, DenseFootprint::Bits& bits) const;
+  size_t dense_per_cta() const { return 2 * static_cast<size_t>(slots_) + 3 + kNamedBarriers + static_cast<size_t>(wpc_) + k_->smem_cells; }
 
   void exit_warp(uint32_t id);
 
@@ -584,7 +640,7 @@ class Engine {
     return w;
   }
 
-  const Kernel& k_;
+  const Kernel* k_;  // a pointer, not a reference: engines are assigned (the search reuses finished runs' storage)
   RunOptions o_;
   model::Timing tm_;
   std::mt19937_64 rng_;
@@ -630,15 +686,14 @@ class Engine {
   std::vector<std::vector<uint32_t>> wake_lists_;
   std::vector<uint32_t> free_wake_lists_;
   RunResult res_;
-  // An untimed run's continuations (Engine::continuation): the steps a warp runs from a program
-  // point up to its next synchronising op, keyed by future_key. Shared by every copy of the run
-  // (the search is single-threaded); null in a timed run.
-  struct Continuation {
-    Footprint steps;     // what those steps touch, exit aside
-    bool exits = false;  // the program ends before a synchronising op: the warp exits
-  };
-  std::shared_ptr<std::unordered_map<uint64_t, Continuation>> continuations_;
+  // An untimed run's program points by future_key. Shared by every copy of the run (the search is
+  // single-threaded); null in a timed run.
+  std::shared_ptr<std::unordered_map<uint64_t, ProgramPoint>> continuations_;
   std::vector<Event> pending_;      // RunOptions::untimed: the events, unordered (engine_explore.cpp)
+  // Every event that happened (all state changes after the launch come through happen()), and
+  // inits_published of CTAs 0..63 as it was after the `published_at_`-th: bit c known / published.
+  uint64_t events_happened_ = 0;
+  mutable uint64_t published_at_ = UINT64_MAX, published_known_ = 0, published_ = 0;
   std::vector<uint64_t> choices_;   // settle's answer
 };
 

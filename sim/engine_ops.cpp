@@ -200,9 +200,9 @@ void Engine::exec(WarpRt& w, uint32_t id) {
       const int64_t key = (op.a + 1) << 32 | op.b;
       const auto [ps, by] = pending_store_in_cta(w, key);
       if (ps && stop("smem_war", &w, op.site,
-                     "staging buffer " + std::to_string(op.b) + " of " + k_.pipelines[static_cast<size_t>(op.a)].name +
+                     "staging buffer " + std::to_string(op.b) + " of " + k_->pipelines[static_cast<size_t>(op.a)].name +
                          " is written while " + (by == &w ? "no wait_group.read of this warp" : "no wait_group.read of warp " + std::to_string(by->warp)) +
-                         " covers the bulk store from it at line " + std::to_string(k_.sites[ps->site].loc.line),
+                         " covers the bulk store from it at line " + std::to_string(k_->sites[ps->site].loc.line),
                      {"wait_group.read must cover every store from this buffer before it is rewritten: index buffers by a "
                       "state that runs on across tiles, or keep the number of staging buffers dividing the sub-tiles"}))
         return;
@@ -293,7 +293,7 @@ void Engine::do_mma(WarpRt& w, uint32_t id) {
   const MmaShape sh = unpack_mma(op.a);
   const int g = (op.flags & kFlagCtaGroup2) ? 2 : 1;
   if (std::string why = operand::mma_shape(sh.kind, sh.m, sh.n, sh.k, g); !why.empty()) return fault("bad_mma_shape", &w, op.site, std::move(why));
-  const double rate = k_.arch->mma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.tensor_clock_ghz;  // FLOP/ns per SM
+  const double rate = k_->arch->mma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.tensor_clock_ghz;  // FLOP/ns per SM
   if (rate <= 0) return fault("bad_operand", &w, op.site, "this architecture has no tcgen05.mma");
   // Under cta_group::2 each SM of the pair computes M/2 rows, both pipes at once.
   const double per = 2.0 * (sh.m / g) * sh.n * sh.k / rate;
@@ -326,7 +326,7 @@ void Engine::do_wgmma(WarpRt& w, uint32_t id) {
   const Op& op = w.cur;
   const MmaShape sh = unpack_mma(op.a);
   if (std::string why = operand::wgmma_shape(sh.kind, sh.m, sh.n, sh.k); !why.empty()) return fault("bad_mma_shape", &w, op.site, std::move(why));
-  const double rate = k_.arch->wgmma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.tensor_clock_ghz;  // FLOP/ns per SM
+  const double rate = k_->arch->wgmma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.tensor_clock_ghz;  // FLOP/ns per SM
   if (rate <= 0) return fault("bad_operand", &w, op.site, "this architecture has no wgmma of kind " + std::string(model::mma_kind_name(sh.kind)));
   CtaRt& c = cta(w.cta);
   const size_t gi = static_cast<size_t>(w.warp / 4);
@@ -342,7 +342,7 @@ void Engine::do_wgmma(WarpRt& w, uint32_t id) {
     return fault("wgmma_mismatch", &w, op.site,
                  "this warp's wgmma " + text(op.a, op.b) + " differs from " + text(is.shape, is.count) + ", which warp " +
                      std::to_string(gi * 4 + static_cast<size_t>(std::countr_zero(is.warps))) + " of its warpgroup issued at " +
-                     site_text(k_, is.site),
+                     site_text(*k_, is.site),
                  {"wgmma.mma_async is .aligned: the four warps of a warpgroup must issue the same instructions in the same order"});
   }
   if (is.warps == 0) is.shape = op.a, is.count = op.b, is.site = op.site;
@@ -379,7 +379,7 @@ void Engine::do_commit(WarpRt& w, uint32_t id) {
   // Assumption (FA4): an empty commit group under cta_group::2 signals only the issuing CTA.
   // "The same barrier array" (docs/semantics.md): a PTX kernel has no arrays, so there it is the
   // same barrier.
-  const uint32_t group = k_.external ? (uint32_t{1} << 31) | op.bar.index : op.bar.array;
+  const uint32_t group = k_->external ? (uint32_t{1} << 31) | op.bar.index : op.bar.array;
   auto mark = std::find_if(w.commit_marks.begin(), w.commit_marks.end(), [&](auto& m) { return m.first == group; });
   if (mark == w.commit_marks.end()) mark = w.commit_marks.insert(w.commit_marks.end(), {group, 0});
   const bool empty = w.mma_issued == mark->second;
@@ -402,7 +402,7 @@ void Engine::do_commit(WarpRt& w, uint32_t id) {
     warn("empty_commit", w.cta, w.warp, op.site,
          "empty tcgen05.commit group under cta_group::2 signals only this CTA (assumption empty-commit-local), not the other CTAs of mask " +
              std::to_string(op.b),
-         {"this warp issued no tcgen05.mma since its previous commit to " + (k_.external ? bar_name(s) : k_.barriers[op.bar.array].name)});
+         {"this warp issued no tcgen05.mma since its previous commit to " + (k_->external ? bar_name(s) : k_->barriers[op.bar.array].name)});
   push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
 }
 
@@ -578,7 +578,7 @@ void Engine::do_named(WarpRt& w, uint32_t id) {
   const Op& op = w.cur;
   const bool sync = op.kind == OpKind::NamedSync;
   if (std::string why = operand::named_barrier_id(op.a); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
-  if (std::string why = operand::named_threads(op.b, k_.launch.threads); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
+  if (std::string why = operand::named_threads(op.b, k_->launch.threads); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
   NamedRt& nb = cta(w.cta).named[op.a];
   if (nb.count != 0 && nb.count != op.b)
     return fault("named_count_mismatch", &w, op.site,

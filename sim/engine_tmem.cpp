@@ -56,7 +56,7 @@ void Engine::grant_alloc(WarpRt& w, int64_t cols) {
   SmRt& sm = sms_[static_cast<size_t>(c.sm)];
   // The first column: the SM's columns are modelled as a count, so the address is where a
   // first-fit allocator would put it with no holes (a kernel's verdict never depends on it).
-  if ((w.cur.flags & kFlagAnswer) && w.external) ext(w)->answer(k_.arch->cap.tmem_columns - sm.tmem_free);
+  if ((w.cur.flags & kFlagAnswer) && w.external) ext(w)->answer(k_->arch->cap.tmem_columns - sm.tmem_free);
   sm.tmem_free -= cols;
   if (c.tmem_held == 0) c.tmem_since = now_;
   c.tmem_held += cols;
@@ -134,7 +134,7 @@ void Engine::join_tmem_pair(WarpRt& w, uint32_t id) {
     return fault("tmem_dealloc_before_peer_alloc", &freer, freer.cur.site,
                  "tcgen05.dealloc.cta_group::2 in CTA " + std::to_string(freer.cta) + " meets tcgen05.alloc.cta_group::2 of its peer CTA " +
                      std::to_string(allocator.cta) + ": it frees the pair's columns before the peer's allocation has completed",
-                 {"the peer's allocation (warp " + std::to_string(allocator.warp) + ") is at " + site_text(k_, allocator.cur.site),
+                 {"the peer's allocation (warp " + std::to_string(allocator.warp) + ") is at " + site_text(*k_, allocator.cur.site),
                   "the two CTAs of a pair issue their cta_group::2 tcgen05.alloc and tcgen05.dealloc in the same order"});
   }
   if (x.cur.a != op.a)

@@ -17,7 +17,7 @@
 namespace pipesim::sim::detail {
 
 std::string Engine::cell_name(uint32_t cell) const {
-  for (const SmemArray& a : k_.smem)
+  for (const SmemArray& a : k_->smem)
     if (cell >= a.first && cell < a.first + a.size)
       return a.size == 1 ? a.name : a.name + "[" + std::to_string(cell - a.first) + "]";
   return "cell " + std::to_string(cell);
@@ -71,7 +71,7 @@ void Engine::do_smem_load(WarpRt& w, uint32_t id) {
                         ": a later try_cancel overwrote the response it waited for (was the stage released before it was read?)");
       return fault("read_without_wait", &w, op.site,
                    "load of " + cell_name(n) + " is not ordered after the clusterlaunchcontrol.try_cancel response that landed in it (line " +
-                       std::to_string(k_.sites[cell.site].loc.line) + "): no wait of this warp on " + bar_name(cell.slot) +
+                       std::to_string(k_->sites[cell.site].loc.line) + "): no wait of this warp on " + bar_name(cell.slot) +
                        " has returned on the completion its complete_tx counts toward",
                    std::move(notes));
     }
@@ -86,7 +86,7 @@ void Engine::do_smem_load(WarpRt& w, uint32_t id) {
       const std::string by = "warp " + std::to_string(writer.warp) + (writer.cta == w.cta ? "" : " of CTA " + std::to_string(writer.cta));
       return fault("read_without_wait", &w, op.site,
                    "load of " + cell_name(n) + " is not ordered after its latest store (" + by + " at line " +
-                       std::to_string(k_.sites[cell.site].loc.line) + "): no wait of this warp has returned on a completion that includes an arrival " +
+                       std::to_string(k_->sites[cell.site].loc.line) + "): no wait of this warp has returned on a completion that includes an arrival " +
                        by + " made after that store",
                    {hint});
     }

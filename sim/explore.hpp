@@ -61,6 +61,12 @@ struct Footprint {
     touches.push_back({static_cast<uint64_t>(o) << 56 | static_cast<uint64_t>(scope & 0xffffffu) << 32 | index, a, last_exit});
     sorted = touches.size() == 1;
   }
+  // No touches (the vector keeps its capacity).
+  void clear() {
+    touches.clear();
+    everything = false;
+    sorted = true;
+  }
   // Keeps a sorted footprint sorted (merging two sorted ones in linear time).
   void merge(const Footprint& o);
   // `pinned` (indexed by CTA): CTAs that do not end on the paths `o` stands for (one of their warps
@@ -91,7 +97,9 @@ class UntimedRun {
 
   UntimedRun(const Kernel& kernel, RunOptions options);
   UntimedRun(const UntimedRun& other);
-  UntimedRun& operator=(const UntimedRun&) = delete;
+  // Copies `other` into this run's storage: what it had allocated is reused (the search recycles the
+  // runs it has finished with instead of allocating each copy afresh).
+  UntimedRun& operator=(const UntimedRun& other);
   UntimedRun(UntimedRun&&) noexcept;
   UntimedRun& operator=(UntimedRun&&) noexcept;
   ~UntimedRun();
@@ -111,9 +119,10 @@ class UntimedRun {
   void footprint(size_t i, Footprint& out) const;
   // A persistent set of this state's choices (their footprints `prints`; `asleep`: not to be
   // taken): no order of the other choices and what follows them, up to one of the set, conflicts
-  // with the set, so only the set need be tried here. Indices, ascending; empty: none smaller than
-  // all choices. Rests on each warp's remaining program (its future, cached by program state).
-  std::vector<size_t> persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep) const;
+  // with the set, so only the set need be tried here. Indices, ascending, into `set` (replaced; its
+  // capacity is reused); empty: none smaller than all choices. Rests on each warp's remaining program
+  // (its future, cached by program state).
+  void persistent_set(const std::vector<Footprint>& prints, const std::vector<uint8_t>& asleep, std::vector<size_t>& set) const;
   // Equal states (what can happen next, not when), equal hashes.
   uint64_t state_hash() const;
   // The run's result, as sim::run reports it (call once, after settle() returned 0).
@@ -122,10 +131,6 @@ class UntimedRun {
  private:
   uint64_t choice_seq(size_t i) const;
   std::unique_ptr<detail::Engine> e_;
-  // Warps' futures by program state, shared by every copy of the run (verify/search_exhaustive.cpp
-  // copies it at each choice): a warp at the same point of its program has the same future.
-  struct FutureCache;
-  std::shared_ptr<FutureCache> futures_;
 };
 
 }  // namespace pipesim::sim

@@ -189,6 +189,23 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
   // outcome is judged here, and one that differs ends the search.
   bool found = false;
   Ids left, both;  // a revisit's (kept for their capacity)
+  std::vector<uint8_t> sleeping;  // a fresh state's choices asleep, and its persistent set (likewise)
+  std::vector<size_t> set;
+  // Runs the search is done with, kept to copy the next children into: a copy assigned into a
+  // finished run reuses what it had allocated (copying and freeing runs was a fifth of the search).
+  constexpr size_t kSpareRuns = 64;
+  std::vector<sim::UntimedRun> spares;
+  const auto recycle = [&](sim::UntimedRun&& run) {
+    if (spares.size() < kSpareRuns) spares.push_back(std::move(run));
+  };
+  const auto copy_of = [&](const sim::UntimedRun& run) {
+    if (spares.empty()) return sim::UntimedRun(run);
+    sim::UntimedRun copy = std::move(spares.back());
+    spares.pop_back();
+    copy = run;
+    return copy;
+  };
+  // `run` is kept by the frame it is pushed in, or recycled.
   const auto arrive = [&](sim::UntimedRun&& run, size_t open, const Ids& sleep) {
     const uint64_t hash = run.state_hash();
     size_t slot = 0;
@@ -200,7 +217,7 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       both.clear();
       std::set_difference(stored.begin, stored.end, sleep.begin(), sleep.end(), std::back_inserter(left));
       ++res.revisits;
-      if (left.empty()) return;
+      if (left.empty()) return recycle(std::move(run));
       std::set_intersection(stored.begin, stored.end, sleep.begin(), sleep.end(), std::back_inserter(both));
       seen.shrink(slot, both);
     } else {
@@ -220,7 +237,7 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
           res.trail.push_back(f.taken ? *f.taken : TrailStep{f.run->describe(f.on_path()), f.on_path(), f.open});
         }
       }
-      return;
+      return recycle(std::move(run));
     }
     if (depth == stack.size()) stack.emplace_back();
     Frame& f = stack[depth++];
@@ -235,9 +252,10 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
         f.run->footprint(i, f.prints[i]);
       }
       if (fresh && open > 1 && persistent) {
-        std::vector<uint8_t> sleeping(open);
+        sleeping.resize(open);
         for (size_t i = 0; i < open; ++i) sleeping[i] = asleep(f.sleep, f.ids[i]);
-        if (const std::vector<size_t> set = f.run->persistent_set(f.prints, sleeping); !set.empty()) {
+        f.run->persistent_set(f.prints, sleeping, set);
+        if (!set.empty()) {
           std::fill(f.todo.begin(), f.todo.end(), 0);
           for (size_t i : set) f.todo[i] = 1;
           f.reduced = true;
@@ -283,6 +301,7 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       ++top.next;
     }
     if (top.next == top.open) {
+      if (top.run) recycle(std::move(*top.run));
       top.run.reset();
       --depth;
       continue;
@@ -318,7 +337,7 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       moved.emplace(std::move(*top.run));
       top.run.reset();
     }
-    sim::UntimedRun child = last ? std::move(*moved) : *top.run;
+    sim::UntimedRun child = last ? std::move(*moved) : copy_of(*top.run);
     child.take(i);
     ++res.transitions;
     const size_t open = child.settle();
