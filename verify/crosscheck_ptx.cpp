@@ -252,7 +252,7 @@ int run_crosscheck_ptx(const PtxCrosscheckOptions& opt) {
   o.watchdog_ms = opt.timeout_ms ? *opt.timeout_ms : default_watchdog_ms(o.compared_ns());
   o.back_to_back = opt.back_to_back;
   // --stamps: the same entry with stamps, launched once more after the timed launches. A warp's slice
-  // holds up to 4096 stamps, fewer where the grid is large (256 MiB in all at most).
+  // holds up to 4096 stamps, fewer where the grid is large (about 256 MiB in all), at least 64.
   const uint32_t warps_per_cta = static_cast<uint32_t>((o.launch.threads() + 31) / 32);
   std::optional<ptx_launch::StampedPtx> stamped;
   if (!opt.stamps.empty()) {
