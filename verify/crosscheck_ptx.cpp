@@ -254,12 +254,13 @@ int run_crosscheck_ptx(const PtxCrosscheckOptions& opt) {
   // --stamps: the same entry with stamps, launched once more after the timed launches. A warp's slice
   // holds up to 4096 stamps, fewer where the grid is large (about 256 MiB in all), at least 64.
   const uint32_t warps_per_cta = static_cast<uint32_t>((o.launch.threads() + 31) / 32);
+  const std::string ptx_text = read_text(ptx_path);
   std::optional<ptx_launch::StampedPtx> stamped;
   if (!opt.stamps.empty()) {
     const uint64_t ctas = uint64_t{o.launch.grid[0]} * o.launch.grid[1] * o.launch.grid[2];
     const uint64_t per_warp = std::clamp<uint64_t>((uint64_t{256} << 20) / std::max<uint64_t>(1, warps_per_cta * ctas * 8), 64, 4096);
     try {
-      stamped = ptx_launch::add_stamps(read_text(ptx_path), o.entry, warps_per_cta, ctas, static_cast<uint32_t>(per_warp));
+      stamped = ptx_launch::add_stamps(ptx_text, o.entry, warps_per_cta, ctas, static_cast<uint32_t>(per_warp));
     } catch (const std::exception& e) {
       std::cerr << fmt::format("pipesim crosscheck: {}: {}\n", ptx_path, e.what());
       return 2;
@@ -272,7 +273,7 @@ int run_crosscheck_ptx(const PtxCrosscheckOptions& opt) {
   go.back_to_back = o.back_to_back;
   go.timeout_ms = o.watchdog_ms;
   go.stamps = stamped ? &*stamped : nullptr;
-  o.gpu = ptx_launch::run_on_gpu(read_text(ptx_path), o.entry, o.launch, go);
+  o.gpu = ptx_launch::run_on_gpu(ptx_text, o.entry, o.launch, go);
 #else
   o.gpu.outcome = GpuOutcome::Unavailable;
   o.gpu.message = "this pipesim was built without CUDA (-DPIPESIM_CUDA=ON)";

@@ -249,15 +249,17 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
     void* values[] = {info.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(info.size() - 1)), error.data(),
                       reinterpret_cast<void*>(static_cast<uintptr_t>(error.size() - 1)), reinterpret_cast<void*>(uintptr_t{1})};
-    CUmodule module{};
-    const CUresult jit = d.cuModuleLoadDataEx(&module, ptx_text.c_str(), 5, keys, values);
-    jit_log = info.data();
-    if (jit != CUDA_SUCCESS)
-      throw Stop{GpuOutcome::NotRun, fmt::format("the JIT of the PTX failed: {}{}{}", cu_error(d, jit), error[0] ? ": " : "",
-                                                 std::string(error.data()))};
-    auto function_of = [&](CUmodule m, const std::string& what) {
+    // The entry of `text` (the kernel's PTX, or the stamped one) JIT'd, with the launch's attributes.
+    auto function_of = [&](const std::string& text, bool stamped) {
+      CUmodule m{};
+      const CUresult jit = d.cuModuleLoadDataEx(&m, text.c_str(), 5, keys, values);
+      if (!stamped) jit_log = info.data();
+      if (jit != CUDA_SUCCESS)
+        throw Stop{GpuOutcome::NotRun, fmt::format("the JIT of the {}PTX failed: {}{}{}", stamped ? "stamped " : "", cu_error(d, jit),
+                                                   error[0] ? ": " : "", std::string(error.data()))};
       CUfunction f{};
-      check(d, d.cuModuleGetFunction(&f, m, entry.c_str()), GpuOutcome::NotRun, "cuModuleGetFunction(" + entry + what + ")");
+      check(d, d.cuModuleGetFunction(&f, m, entry.c_str()), GpuOutcome::NotRun,
+            "cuModuleGetFunction(" + entry + (stamped ? " with stamps" : "") + ")");
       check(d, d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.dynamic_smem)),
             GpuOutcome::NotRun, fmt::format("cuFuncSetAttribute(max dynamic shared memory = {})", l.dynamic_smem));
       if (l.non_portable_cluster || l.cluster_size() > 8)
@@ -265,16 +267,11 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
               "cuFuncSetAttribute(non-portable cluster size allowed)");
       return f;
     };
-    const CUfunction fn = function_of(module, "");
+    const CUfunction fn = function_of(ptx_text, false);
     CUfunction stamped_fn{};
     CUdeviceptr stamp_buffer{};
     if (o.stamps) {
-      CUmodule stamped{};
-      const CUresult sj = d.cuModuleLoadDataEx(&stamped, o.stamps->text.c_str(), 5, keys, values);
-      if (sj != CUDA_SUCCESS)
-        throw Stop{GpuOutcome::NotRun, fmt::format("the JIT of the stamped PTX failed: {}{}{}", cu_error(d, sj), error[0] ? ": " : "",
-                                                   std::string(error.data()))};
-      stamped_fn = function_of(stamped, " with stamps");
+      stamped_fn = function_of(o.stamps->text, true);
       check(d, d.cuMemAlloc(&stamp_buffer, o.stamps->buffer_bytes()), GpuOutcome::NotRun,
             fmt::format("cuMemAlloc of the stamps ({} B)", o.stamps->buffer_bytes()));
     }
@@ -324,6 +321,16 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
     out.pod(static_cast<uint8_t>(kReady));
     out.str(device);
     const int total = o.warmup + o.runs;
+    // One launch of `f` between CUDA events on the launch's stream, waited for: its time in ms.
+    auto timed_launch = [&](CUfunction f, std::vector<void*>& a, const std::string& at) {
+      check(d, d.cuEventRecord(start, stream), GpuOutcome::Fault, "cuEventRecord (" + at + ")");
+      check(d, d.cuLaunchKernelEx(&config, f, a.data(), nullptr), GpuOutcome::NotRun, "the launch was refused (" + at + ")");
+      check(d, d.cuEventRecord(stop, stream), GpuOutcome::Fault, "cuEventRecord (" + at + ")");
+      check(d, d.cuEventSynchronize(stop), GpuOutcome::Fault, at);
+      float ms = 0;
+      check(d, d.cuEventElapsedTime(&ms, start, stop), GpuOutcome::Fault, "cuEventElapsedTime (" + at + ")");
+      return ms;
+    };
     // The fills go on the NULL stream, which the launch's non-blocking stream does not wait for, and
     // a memset may still run when the call returns: wait for them before anything is launched.
     auto refill = [&] {
@@ -338,13 +345,7 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
     for (int i = 0; i < (o.back_to_back ? o.warmup : total) && out.ok; ++i) {
       // Every launch starts from the buffers' initial contents (a kernel may keep state in them).
       refill();
-      const std::string at = launch_label(i, o.warmup, total);
-      check(d, d.cuEventRecord(start, stream), GpuOutcome::Fault, "cuEventRecord (" + at + ")");
-      check(d, d.cuLaunchKernelEx(&config, fn, args.data(), nullptr), GpuOutcome::NotRun, "the launch was refused (" + at + ")");
-      check(d, d.cuEventRecord(stop, stream), GpuOutcome::Fault, "cuEventRecord (" + at + ")");
-      check(d, d.cuEventSynchronize(stop), GpuOutcome::Fault, at);
-      float ms = 0;
-      check(d, d.cuEventElapsedTime(&ms, start, stop), GpuOutcome::Fault, "cuEventElapsedTime (" + at + ")");
+      const float ms = timed_launch(fn, args, launch_label(i, o.warmup, total));
       out.pod(static_cast<uint8_t>(kLaunched));
       out.pod(static_cast<uint32_t>(i));
       out.pod(static_cast<double>(ms));
@@ -361,12 +362,7 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
       check(d, d.cuStreamSynchronize(nullptr), GpuOutcome::NotRun, "cuStreamSynchronize (the stamps' fill)");
       std::vector<void*> stamped_args = args;
       stamped_args.push_back(&stamp_buffer);
-      check(d, d.cuEventRecord(start, stream), GpuOutcome::Fault, "cuEventRecord (the stamped launch)");
-      check(d, d.cuLaunchKernelEx(&config, stamped_fn, stamped_args.data(), nullptr), GpuOutcome::NotRun, "the stamped launch was refused");
-      check(d, d.cuEventRecord(stop, stream), GpuOutcome::Fault, "cuEventRecord (the stamped launch)");
-      check(d, d.cuEventSynchronize(stop), GpuOutcome::Fault, "the stamped launch");
-      float ms = 0;
-      check(d, d.cuEventElapsedTime(&ms, start, stop), GpuOutcome::Fault, "cuEventElapsedTime (the stamped launch)");
+      const float ms = timed_launch(stamped_fn, stamped_args, "the stamped launch");
       std::vector<uint64_t> stamps(o.stamps->buffer_bytes() / 8);
       check(d, d.cuMemcpyDtoH(stamps.data(), stamp_buffer, o.stamps->buffer_bytes()), GpuOutcome::Fault, "reading the stamps back");
       out.pod(static_cast<uint8_t>(kStamped));
