@@ -552,7 +552,15 @@ class Engine {
     int sm = 0;
     double cap = 0;  // a copy waiting for its start: the queue and cap it enters with
     size_t span = SIZE_MAX;  // its trace span, stretched to the landing
+    uint64_t box = 0;        // the L2's key of the box it reads (0: not known)
   };
+  // An L2 hit served before the miss that brought its box in has landed: it lands with that miss.
+  struct CopyAwaitingFill {
+    DramCopy copy;
+    double at;  // when it would land by itself
+  };
+  std::vector<CopyAwaitingFill> awaiting_fill_;
+  void land_copy(const DramCopy& c, double at);
   // From `start` (no earlier than now): a copy waiting for its issuing SM's TMA unit is queued then,
   // through a CopyStart event.
   void dram_add(int sm, double cap, DramCopy c, double start);

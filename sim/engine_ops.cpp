@@ -516,11 +516,15 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
   // The box is looked up once, whatever its destinations (a multicast copy is one read): a hit is
   // served by the L2 (no DRAM bytes, no loaded DRAM latency; the same round trip otherwise: the native
   // probe's 4 KiB copy took 425.8 ns from the L2, 435 from the DRAM), a miss by the DRAM.
-  const bool from_l2 = l2_.read(op.box, op.a);
+  // A miss reads its L2 promotion's whole group of boxes from the DRAM (Op::l2_fill_boxes; native
+  // probe kernels/interp/startprobe.cu: 132 SMs that each read two distinct 16 KiB boxes of 128-byte
+  // rows from a cold L2 wait 4.5 us with 256-byte promotion, 2.9 without).
+  const int64_t fill_bytes = op.a * op.l2_fill_boxes;
+  const bool from_l2 = l2_.read(op.box, op.a, fill_bytes);
   const bool l2_slow = from_l2 && tm_.l2_slow_bytes_per_ns > 0 && l2_.held_bytes() > tm_.l2_fast_set_bytes;
-  if (!from_l2) dram_busy_ += static_cast<double>(op.a) / tm_.hbm_bytes_per_ns;
+  if (!from_l2) dram_busy_ += static_cast<double>(fill_bytes) / tm_.hbm_bytes_per_ns;
   const double latency = jit(tm_.tma_latency_ns);
-  const double loaded = from_l2 ? 0.0 : count_in_flight(op.a);
+  const double loaded = from_l2 ? 0.0 : count_in_flight(fill_bytes);
   const int base = cluster_of(w.cta) * csize_;
   const int receivers = op.b == 0 ? 1 : std::popcount(static_cast<uint64_t>(op.b));
   // The issuing SM's TMA unit takes one load at a time, each for at least tma_copy_min_ns, whatever
@@ -558,7 +562,7 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
     // sm_copy_bytes_per_ns (native H100 probe: one SM cannot absorb a copy at the whole device's
     // DRAM rate), and shares the DRAM with the other SMs (sim/dram.hpp). A multicast copy is read
     // once: each of its k destinations takes a k-th of its bytes from the DRAM.
-    const double dram_bytes = static_cast<double>(op.a) / receivers;
+    const double dram_bytes = static_cast<double>(from_l2 ? op.a : fill_bytes) / receivers;
     const double ingest_ns = static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns;
     const double cap = tm_.sm_copy_bytes_per_ns > 0 ? dram_bytes / ingest_ns : 0;
     ++dc.tma_inflight;
@@ -568,7 +572,8 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
              DramCopy{.store = false, .from_l2 = from_l2, .l2_slow = l2_slow, .target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
                       .phase = dc.bars[s].completed, .dram_bytes = dram_bytes,
                       // it enters the DRAM when its TMA unit takes it; the issue cost delays its landing instead
-                      .latency = latency + (issued - now_) + straggle() + w.landing_delay, .loaded = loaded, .span = span},
+                      .latency = latency + (issued - now_) + straggle() + w.landing_delay, .loaded = loaded, .span = span,
+                      .box = op.box},
              start);
   }
   push(now_ + jit(tm_.tma_issue_ns), EventKind::WarpStep, id);

@@ -1,12 +1,14 @@
 #include "sim/l2.hpp"
 
+#include <algorithm>
+
 namespace pipesim::sim {
 
 L2Cache::L2Cache(double capacity_bytes) : capacity_(capacity_bytes) {}
 
 L2Cache::L2Cache(const L2Cache& o)
     : capacity_(o.capacity_), held_(o.held_), lru_(o.lru_), hit_bytes_(o.hit_bytes_), miss_bytes_(o.miss_bytes_) {
-  for (auto it = lru_.begin(); it != lru_.end(); ++it) where_.emplace(it->first, it);
+  for (auto it = lru_.begin(); it != lru_.end(); ++it) where_.emplace(it->key, it);
 }
 
 L2Cache& L2Cache::operator=(const L2Cache& o) {
@@ -14,32 +16,53 @@ L2Cache& L2Cache::operator=(const L2Cache& o) {
   return *this;
 }
 
-void L2Cache::touch(uint64_t key, int64_t bytes) {
+void L2Cache::touch(uint64_t key, int64_t bytes, double filled_at) {
   if (auto it = where_.find(key); it != where_.end()) {
-    held_ += static_cast<double>(bytes - it->second->second);  // a box re-read with another size
-    it->second->second = bytes;
+    held_ += static_cast<double>(bytes - it->second->bytes);  // a box re-read with another size
+    it->second->bytes = bytes;
     lru_.splice(lru_.begin(), lru_, it->second);
   } else {
-    lru_.emplace_front(key, bytes);
+    lru_.push_front(Box{key, bytes, filled_at});
     where_.emplace(key, lru_.begin());
     held_ += static_cast<double>(bytes);
   }
   while (held_ > capacity_ && !lru_.empty()) {
-    held_ -= static_cast<double>(lru_.back().second);
-    where_.erase(lru_.back().first);
+    held_ -= static_cast<double>(lru_.back().bytes);
+    where_.erase(lru_.back().key);
     lru_.pop_back();
   }
 }
 
-bool L2Cache::read(uint64_t key, int64_t bytes) {
-  const bool hit = key != 0 && capacity_ > 0 && where_.contains(key);
-  (hit ? hit_bytes_ : miss_bytes_) += bytes;
-  if (key != 0 && capacity_ > 0) touch(key, bytes);
-  return hit;
+bool L2Cache::read(uint64_t key, int64_t bytes, int64_t fill_bytes) {
+  const int64_t brought = std::max(bytes, fill_bytes);
+  if (key == 0 || capacity_ <= 0) {
+    miss_bytes_ += brought;
+    return false;
+  }
+  if (auto it = where_.find(key); it != where_.end()) {
+    hit_bytes_ += bytes;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return true;
+  }
+  miss_bytes_ += brought;
+  touch(key, brought, kFilling);  // filling until the miss lands
+  return false;
 }
 
 void L2Cache::write(uint64_t key, int64_t bytes) {
-  if (key != 0 && capacity_ > 0) touch(key, bytes);
+  if (key == 0 || capacity_ <= 0) return;
+  touch(key, bytes, -kFilling);
+  // The store's bytes are there, whatever was filling (a box larger than the L2 is not kept).
+  if (auto it = where_.find(key); it != where_.end()) it->second->filled_at = -kFilling;
+}
+
+double L2Cache::filled_at(uint64_t key) const {
+  const auto it = where_.find(key);
+  return it == where_.end() ? -kFilling : it->second->filled_at;
+}
+
+void L2Cache::fill(uint64_t key, double at) {
+  if (auto it = where_.find(key); it != where_.end() && it->second->filled_at == kFilling) it->second->filled_at = at;
 }
 
 uint64_t box_key(uint64_t tensor, const int64_t* coords, int n) {

@@ -4,10 +4,13 @@
 // keeps the most recently touched boxes up to its capacity (LRU by bytes, whole boxes: a box is
 // evicted at once). A read of a box it holds is a hit; any other read is a miss that fills it; a
 // store fills it too (write-back: its bytes still go to the DRAM). Where the bytes are served from
-// and at what rate is the engine's and the DRAM's (sim/dram.hpp): this only answers hit or miss.
+// and at what rate is the engine's and the DRAM's (sim/dram.hpp): this answers hit or miss, and
+// since when a box's bytes are there: a box a miss brought in is filling until that miss lands, and
+// a read that hits it meanwhile waits for those bytes (it cannot land before the miss it rides on).
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <list>
 #include <unordered_map>
 #include <utility>
@@ -25,22 +28,36 @@ class L2Cache {
   L2Cache& operator=(L2Cache&&) noexcept = default;
 
   // A read of `bytes` of box `key`: true when the L2 holds it (served from the L2). Key 0 (an
-  // unknown box) always misses and is not kept: nothing could hit it.
-  bool read(uint64_t key, int64_t bytes);
+  // unknown box) always misses and is not kept: nothing could hit it. A miss brings in
+  // `fill_bytes` (its L2 promotion's group of boxes; at least `bytes`).
+  bool read(uint64_t key, int64_t bytes, int64_t fill_bytes);
+  bool read(uint64_t key, int64_t bytes) { return read(key, bytes, bytes); }
   // A store of `bytes` to box `key` (0: unknown, not kept): the box is held from now on.
   void write(uint64_t key, int64_t bytes);
+  // When the box's bytes are in the L2: kFilling while the miss that brought it in is in flight,
+  // -infinity for a box written or filled long ago or not held (nothing to wait for).
+  static constexpr double kFilling = std::numeric_limits<double>::infinity();
+  double filled_at(uint64_t key) const;
+  // The miss that brought box `key` in lands at `at`: reads of it land no earlier.
+  void fill(uint64_t key, double at);
 
   int64_t hit_bytes() const { return hit_bytes_; }
   int64_t miss_bytes() const { return miss_bytes_; }
   double held_bytes() const { return held_; }
 
  private:
-  void touch(uint64_t key, int64_t bytes);  // most recent, inserted if new, then evicts to capacity
+  struct Box {
+    uint64_t key;
+    int64_t bytes;
+    double filled_at;  // L2Cache::filled_at
+  };
+  // Most recent, inserted if new (with `filled_at`), then evicts to capacity.
+  void touch(uint64_t key, int64_t bytes, double filled_at);
 
   double capacity_;
   double held_ = 0;
-  std::list<std::pair<uint64_t, int64_t>> lru_;  // front: most recent; (key, bytes)
-  std::unordered_map<uint64_t, std::list<std::pair<uint64_t, int64_t>>::iterator> where_;
+  std::list<Box> lru_;  // front: most recent
+  std::unordered_map<uint64_t, std::list<Box>::iterator> where_;
   int64_t hit_bytes_ = 0, miss_bytes_ = 0;
 };
 

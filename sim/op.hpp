@@ -110,6 +110,9 @@ enum OpFlag : uint8_t {
 struct Op {
   OpKind kind = OpKind::Compute;
   uint8_t flags = kFlagNone;
+  // TmaLoad: the boxes one miss brings into the L2 (its L2 promotion: the box key names the group,
+  // and a miss reads that many times its bytes from the DRAM); 1 for every other op.
+  uint8_t l2_fill_boxes = 1;
   uint32_t site = 0;  // index into Kernel::sites: source location and the call it came from
   BarRef bar;
   int64_t a = 0;

@@ -93,6 +93,33 @@ TEST(L2Cache, ItCountsTheBytesItHolds) {
   EXPECT_FALSE(l2.read(2, 250));
 }
 
+TEST(L2Cache, ABoxAMissBroughtInIsFillingUntilThatMissLands) {
+  L2Cache l2(1000);
+  EXPECT_EQ(l2.filled_at(7), -L2Cache::kFilling);  // not held: nothing to wait for
+  EXPECT_FALSE(l2.read(7, 100));
+  EXPECT_EQ(l2.filled_at(7), L2Cache::kFilling);
+  EXPECT_TRUE(l2.read(7, 100));
+  EXPECT_EQ(l2.filled_at(7), L2Cache::kFilling);  // a hit brings nothing in
+  l2.fill(7, 500.0);
+  EXPECT_EQ(l2.filled_at(7), 500.0);
+  l2.fill(7, 900.0);  // another destination of the same (multicast) miss: the first landing counts
+  EXPECT_EQ(l2.filled_at(7), 500.0);
+  l2.write(8, 100);
+  EXPECT_EQ(l2.filled_at(8), -L2Cache::kFilling);  // a store's bytes are there at once
+  l2.fill(9, 100.0);                               // a box no longer held: nothing to do
+  EXPECT_EQ(l2.filled_at(9), -L2Cache::kFilling);
+}
+
+TEST(L2Cache, AMissBringsInItsPromotionsWholeGroup) {
+  L2Cache l2(1000);
+  EXPECT_FALSE(l2.read(5, 100, 200));  // a box of 100 B whose L2 promotion fills 200
+  EXPECT_EQ(l2.miss_bytes(), 200);
+  EXPECT_EQ(l2.held_bytes(), 200);
+  EXPECT_TRUE(l2.read(5, 100, 200));  // the group's other box: the same key, a hit of its own bytes
+  EXPECT_EQ(l2.hit_bytes(), 100);
+  EXPECT_EQ(l2.held_bytes(), 200);
+}
+
 TEST(L2Cache, BoxKeysDifferByTensorAndCoordinates) {
   const int64_t a[2] = {0, 64}, b[2] = {64, 0};
   EXPECT_NE(box_key(1, a, 2), box_key(1, b, 2));
@@ -168,6 +195,36 @@ TEST(L2Engine, HitsSlowDownOnlyOnceTheL2HoldsMoreThanItsFastSet) {
   const auto slowed = run_l2(1 * mib, slow), one_rate = run_l2(1 * mib, 0);
   EXPECT_EQ(slowed.result.l2_hit_bytes, one_rate.result.l2_hit_bytes);  // how fast, not hit or miss
   EXPECT_GT(slowed.result.end_ns, 2 * one_rate.result.end_ns);
+}
+
+// CTA 0 reads boxes 0..7 (64 KiB each, one SM's intake: the last lands ~3 us in); CTA 1 reads box 7
+// 200 ns in, while CTA 0's miss of it is still queued: a hit, but on bytes not there yet.
+constexpr const char* kRideOnMiss = R"(kernel ride on sm_90a
+launch ctas = 2, threads = 128
+pipeline ab : tma -> threads, stages = 8, tx = 65536, consumers = 1 warps
+role producer warp 0:
+  compute 200 * cta_id ns
+  for k in 7 * cta_id .. 8:
+    ab.producer_acquire
+    tma ab bytes = 65536 box = k
+  ab.producer_tail
+role consumer warp 1:
+  for k in 7 * cta_id .. 8:
+    ab.consumer_wait
+    ab.consumer_release
+expect ok
+)";
+
+TEST(L2Engine, AHitOnABoxStillFillingLandsWithTheMissThatBringsItIn) {
+  const auto rides = run(kRideOnMiss, {});
+  const auto own = run(kRideOnMiss, {}, false);  // no L2: CTA 1's copy is a DRAM read of its own
+  ASSERT_EQ(rides.result.verdict, pipesim::sim::Verdict::Ok) << rides.report;
+  EXPECT_EQ(rides.result.l2_hit_bytes, 65536);
+  const auto ride_ends = pipesim::sim::cta_ends(rides.result), own_ends = pipesim::sim::cta_ends(own.result);
+  ASSERT_TRUE(ride_ends && own_ends);
+  // CTA 1 ends with CTA 0 (its copy landed with CTA 0's last), where alone it ends within ~1 us.
+  EXPECT_GT(ride_ends->first_ns, 0.9 * ride_ends->last_ns);
+  EXPECT_LT(own_ends->first_ns, 0.5 * own_ends->last_ns);
 }
 
 // A cluster of 2 multicasts each box to both CTAs: one read of the box, not two.

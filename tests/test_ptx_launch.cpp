@@ -372,6 +372,26 @@ TEST(PtxLaunch, ShortFormErrors) {
             "no .entry matches 'nope'; the module's entries are " + kEntry + ", _Z12other_kernelv");
 }
 
+// How many boxes along the innermost dimension one L2 miss brings in (sim::Op::l2_fill_boxes).
+TEST(PtxLaunch, TheL2PromotionFillsWholeRowsOfBoxes) {
+  TensorMapDesc t;
+  t.elem = Type::F16;
+  t.elem_bits = 16;
+  t.rank = 2;
+  t.box = {64, 128, 0, 0, 0};  // 128-byte rows, as CUTLASS's 128-byte-swizzled boxes
+  EXPECT_EQ(t.l2_fill_boxes(), 1u);  // no promotion
+  t.l2_promotion = "128b";
+  EXPECT_EQ(t.l2_fill_boxes(), 1u);  // CUTLASS's maps: a row is one promotion
+  t.l2_promotion = "256b";
+  EXPECT_EQ(t.l2_fill_boxes(), 2u);  // the next k-block's box comes in with this one
+  t.box = {32, 128, 0, 0, 0};        // 64-byte rows
+  EXPECT_EQ(t.l2_fill_boxes(), 4u);
+  t.box = {48, 128, 0, 0, 0};        // 96-byte rows do not tile 256 B: no group is assumed
+  EXPECT_EQ(t.l2_fill_boxes(), 1u);
+  t.box = {256, 128, 0, 0, 0};       // rows wider than the promotion
+  EXPECT_EQ(t.l2_fill_boxes(), 1u);
+}
+
 TEST(PtxLaunch, BoxBytesFollowTheDriversElementStrides) {
   TensorMapDesc t;
   t.elem = Type::F16;

@@ -229,9 +229,22 @@ PendingRequest& copy_request(Exec& x, SyncKind kind, const CopyGroups& g, uint32
 }
 
 // The global box copy `k` reads or writes, for the L2 (sim::Op::box): the tensor map and the box's
-// coordinates, or the global address and size of a plain bulk copy.
-uint64_t global_box(const PendingRequest& p, const CopyKey& k, bool tensor, uint64_t addr) {
-  if (tensor) return sim::box_key(uint64_t{p.req.tensormap} + 1, k.coord, 5);
+// coordinates, or the global address and size of a plain bulk copy. Where the map's L2 promotion
+// fills several boxes' rows at once, the key names the group (the innermost coordinate divided
+// down to it), so the group's other boxes hit what this one's miss brought in.
+uint64_t global_box(PendingRequest& p, const CopyKey& k, bool tensor, uint64_t addr, const Exec& x) {
+  if (tensor) {
+    const TensorMapDesc& t = x.grid->launch.tensormaps[p.req.tensormap];
+    const uint32_t fill = t.l2_fill_boxes();
+    int64_t coord[5];
+    std::copy(std::begin(k.coord), std::end(k.coord), coord);
+    if (fill > 1) {
+      const int64_t group = int64_t{t.box[0]} * fill;
+      coord[0] = coord[0] >= 0 ? coord[0] / group : (coord[0] - group + 1) / group;
+      p.req.l2_fill_boxes = static_cast<uint8_t>(std::min<uint32_t>(fill, 255));
+    }
+    return sim::box_key(uint64_t{p.req.tensormap} + 1, coord, 5);
+  }
   const int64_t where[2] = {static_cast<int64_t>(addr), static_cast<int64_t>(k.size)};
   return sim::box_key(0, where, 2);
 }
@@ -255,7 +268,7 @@ void exec_tma_load(Exec& x, const DInstr& in) {
     p.req.bar = x.to_cluster_address(Space::Shared, k.bar, 8, l);
     p.req.b = static_cast<int64_t>(k.mask);
     p.req.cta_group2 = in.flags & F_CTA_GROUP2;
-    if (tensor || in.space == Space::Global) p.req.box = global_box(p, k, tensor, k.src);
+    if (tensor || in.space == Space::Global) p.req.box = global_box(p, k, tensor, k.src, x);
   }
 }
 
@@ -269,7 +282,7 @@ void exec_bulk_store(Exec& x, const DInstr& in) {
     const CopyKey& k = g.key[i];
     PendingRequest& p = copy_request(x, SyncKind::BulkStore, g, i, tensor, k.dst);
     if (!tensor) check_global_range(x, k.dst, k.size, "bulk store destination");
-    p.req.box = global_box(p, k, tensor, k.dst);
+    p.req.box = global_box(p, k, tensor, k.dst, x);
     p.req.dst = shared_dst(x, Space::Shared, k.src, static_cast<uint64_t>(p.req.a), g.lane[i]);
   }
 }

@@ -54,6 +54,10 @@ struct TensorMapDesc {
   uint64_t buffer_offset = 0;       // bytes into that buffer
   // Bytes one full box copies into shared memory: what complete_tx counts (out-of-bounds parts too).
   uint64_t box_bytes() const;
+  // Boxes side by side along the innermost dimension that one miss brings into the L2: the L2
+  // promotion over the box's row in global memory (CUTLASS's 128-byte rows under 256-byte
+  // promotion: 2, the next k-block's box with this one), else 1.
+  uint32_t l2_fill_boxes() const;
 };
 
 // A global buffer the kernel's pointers point into.

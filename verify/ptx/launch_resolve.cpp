@@ -37,6 +37,13 @@ uint64_t TensorMapDesc::box_bytes() const {
   return (elements * bits + 7) / 8;
 }
 
+uint32_t TensorMapDesc::l2_fill_boxes() const {
+  const uint64_t promotion = l2_promotion == "256b" ? 256 : l2_promotion == "128b" ? 128 : l2_promotion == "64b" ? 64 : 0;
+  const uint64_t row = (uint64_t{box[0]} * elem_bits + 7) / 8;
+  if (interleave != "none" || row == 0 || promotion <= row || promotion % row != 0) return 1;
+  return static_cast<uint32_t>(promotion / row);
+}
+
 namespace detail {
 
 const model::Arch& known_arch(const std::string& name, const std::string& file, TextPos pos) {

@@ -349,6 +349,7 @@ bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
       else if (dst_rank >= 0 && dst_rank != rank_) op.b = int64_t{1} << dst_rank, op.flags |= sim::kFlagMulticast;
       if (r.cta_group2) op.flags |= sim::kFlagCtaGroup2;
       op.box = r.box;
+      op.l2_fill_boxes = r.l2_fill_boxes;
       return true;
     }
     case SyncKind::BulkStore: op.kind = OpKind::BulkStore; op.a = r.a; op.box = r.box; return true;

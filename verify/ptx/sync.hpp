@@ -93,6 +93,7 @@ struct SyncRequest {
   int64_t a = 0, b = 0, c = 0;
   uint32_t tensormap = UINT32_MAX;  // TmaLoad / BulkStore through a tensor map: Launch::tensormaps index
   uint64_t box = 0;        // TmaLoad / BulkStore from or to global memory: its box (sim::Op::box)
+  uint8_t l2_fill_boxes = 1;  // TmaLoad: sim::Op::l2_fill_boxes
   bool cta_group2 = false;
   uint8_t mma_kind = 0;    // WgmmaMma / UmmaMma: model::MmaKind of the operands
   bool multicast = false;  // UmmaCommit / ClcTryCancel: the .multicast::cluster form

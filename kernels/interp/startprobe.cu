@@ -1,0 +1,262 @@
+// What the first stages of a GEMM cost when every SM starts at once (issue 21). The CUTLASS rows at
+// M=N=2048 on 132 CTAs spend 1.7-2.3 us between the producer's first copy and the consumers' first
+// wgmma (docs/runs/stamps-h100-2026-11-27.txt), where the model spends 0.72; on 16 CTAs 0.96. Two
+// questions, asked apart:
+//   tma: each CTA's lane 0 issues `stages` stages of an A box and a B box (2-D tensor maps, fp16,
+//        64 x 128 elements, 128-byte swizzle: CUTLASS 49's boxes) back to back, then the warp waits
+//        for each stage. Printed per configuration (medians and maxima over CTAs, ns of %globaltimer):
+//        issue (the lane's time to issue every stage), stage 0 and the last stage landed, from the
+//        first issue. Configurations: grid 16 / 66 / 132; which boxes (gemm: tile t = blockIdx.x,
+//        m = t % 16, n = t / 16, so several CTAs read each box as a 2048 x 2048 GEMM's do; distinct:
+//        no two CTAs read the same box; same: every CTA reads box (0, 0)); the L2 warm (the same
+//        launch ran just before) or cold (256 MiB written in between); the tensor maps the kernel's
+//        parameters (one copy for all) or a copy per CTA in global memory; with or without
+//        prefetch.tensormap first (CUTLASS prefetches its descriptors at the kernel's start); the L2
+//        promotion 256 B or none. Then on 132 CTAs with CUTLASS's 128-byte promotion, rows 768, 4096
+//        (CUTLASS's 2048 x 2048 x 2048) and 4224 B apart.
+//   mma: each CTA's warpgroup issues one k-block of wgmma (4 x m64n256k16) from shared memory,
+//        commits and waits, three times; printed per grid: each round's issue-to-wait time (is the
+//        tensor pipe's first use slower, and more so when every SM starts at once?).
+//   nvcc -std=c++20 -O3 -I. -gencode arch=compute_90a,code=sm_90a kernels/interp/startprobe.cu -lcuda -o startprobe && ./startprobe
+#include <cuda.h>
+#include <cuda/ptx>
+
+#include <chrono>
+
+#include "kernels/interp/probe.cuh"
+
+namespace ptx = cuda::ptx;
+
+namespace {
+
+constexpr int kBoxRows = 128, kBoxCols = 64;                        // fp16: 128 B x 128 rows
+constexpr uint32_t kBoxBytes = kBoxRows * kBoxCols * 2;             // 16 KiB
+constexpr int kMaxStages = 6;                                       // 6 x 32 KiB
+constexpr int kMaxCtas = 132;
+constexpr int kRows = kMaxCtas * kBoxRows;                          // A and B: 16896 rows of fp16
+constexpr int kCols = kMaxStages * kBoxCols;                        // 384 (768-byte rows), unless a row says
+constexpr int kMaxCols = 2112;                                      // the widest row stride asked (4224 B)
+constexpr int kTmaStamps = 3 + kMaxStages;                          // start, first issue, issued, landings
+
+enum Boxes { kGemm = 0, kDistinct = 1, kSame = 2 };
+constexpr const char* kBoxesName[] = {"gemm", "distinct", "same"};
+
+__device__ __forceinline__ void prefetch_map(const CUtensorMap* m) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(m) : "memory");
+}
+
+__global__ void __launch_bounds__(32) first_stages(const __grid_constant__ CUtensorMap a_param,
+                                                   const __grid_constant__ CUtensorMap b_param,
+                                                   const CUtensorMap* per_cta_maps, int boxes, int stages, int prefetch,
+                                                   uint64_t* out) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  __shared__ __align__(8) uint64_t full[kMaxStages];
+  const int lane = threadIdx.x & 31;
+  uint64_t* o = out + size_t(blockIdx.x) * kTmaStamps;
+  const CUtensorMap* a = per_cta_maps ? per_cta_maps + 2 * blockIdx.x : &a_param;
+  const CUtensorMap* b = per_cta_maps ? per_cta_maps + 2 * blockIdx.x + 1 : &b_param;
+  if (lane == 0) {
+    o[0] = gt();
+    if (prefetch) prefetch_map(a), prefetch_map(b);
+    for (int s = 0; s < stages; ++s) ptx::mbarrier_init(&full[s], 1u);
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+    const int t = int(blockIdx.x);
+    const int m = boxes == kGemm ? t % 16 : boxes == kDistinct ? t : 0;
+    const int n = boxes == kGemm ? t / 16 : boxes == kDistinct ? t : 0;
+    o[1] = gt();
+    for (int s = 0; s < stages; ++s) {
+      (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[s], 2 * kBoxBytes);
+      const int32_t a_at[2] = {s * kBoxCols, m * kBoxRows}, b_at[2] = {s * kBoxCols, n * kBoxRows};
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, smem + size_t(s) * 2 * kBoxBytes, a, a_at, &full[s]);
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, smem + size_t(s) * 2 * kBoxBytes + kBoxBytes, b, b_at,
+                                &full[s]);
+    }
+    o[2] = gt();
+  }
+  __syncwarp();
+  for (int s = 0; s < stages; ++s) {
+    while (!ptx::mbarrier_try_wait_parity(&full[s], 0u)) {
+    }
+    if (lane == 0) o[3 + s] = gt();
+  }
+}
+
+// --- mma: one k-block of a 128 x 256 tile's half (4 x m64n256k16), three rounds, thread 0's %globaltimer.
+constexpr int kMmaRounds = 3;
+__device__ __forceinline__ uint64_t desc(const void* p) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  return uint64_t((a >> 4) & 0x3fff) | (uint64_t(128 >> 4) << 16) | (uint64_t(256 >> 4) << 32);
+}
+#define R8(i) "+r"(d[i + 0]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3]), "+r"(d[i + 4]), "+r"(d[i + 5]), "+r"(d[i + 6]), "+r"(d[i + 7])
+__device__ __forceinline__ void mma_n256(uint32_t (&d)[64], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n256k16.f16.f16.f16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "
+      "%64, %65, p, 1, 1, 0, 0; }"
+      : R8(0), R8(8), R8(16), R8(24), R8(32), R8(40), R8(48), R8(56)
+      : "l"(da), "l"(db));
+}
+__device__ __forceinline__ void pin(uint32_t (&d)[64]) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
+
+__global__ void __launch_bounds__(128) first_mma(uint64_t* out) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  uint32_t d[64] = {};
+  const uint64_t da = desc(smem), db = desc(smem + 8192);
+  uint64_t t[kMmaRounds + 1];
+  __syncthreads();
+  t[0] = gt();
+#pragma unroll
+  for (int r = 0; r < kMmaRounds; ++r) {
+    pin(d);
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+    for (int k = 0; k < 4; ++k) mma_n256(d, da + 2 * k, db + 2 * k);
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    pin(d);
+    t[r + 1] = gt();
+  }
+  if (threadIdx.x == 0)
+    for (int r = 0; r <= kMmaRounds; ++r) out[size_t(blockIdx.x) * (kMmaRounds + 1) + r] = t[r];
+  uint32_t sum = 0;  // keeps the accumulators live
+  for (int i = 0; i < 64; ++i) sum += d[i];
+  if (sum == 0x12345678u) out[0] = sum;
+}
+
+#define CU(x)                                                                          \
+  do {                                                                                 \
+    CUresult r_ = (x);                                                                 \
+    if (r_ != CUDA_SUCCESS) {                                                          \
+      std::fprintf(stderr, "%s:%d: CUresult %d\n", __FILE__, __LINE__, int(r_));       \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+CUtensorMap encode(void* base, CUtensorMapL2promotion promotion, int cols = kCols) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {cuuint64_t(cols), kRows}, strides[1] = {cuuint64_t(cols) * 2};
+  const cuuint32_t box[2] = {kBoxCols, kBoxRows}, elem[2] = {1, 1};
+  CU(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, base, dims, strides, box, elem,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promotion,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  return map;
+}
+
+struct Stat {
+  double med, max;
+};
+Stat stat(std::vector<double> v) { return {median(v), v.empty() ? 0 : *std::max_element(v.begin(), v.end())}; }
+
+}  // namespace
+
+int main() {
+  uint8_t *a = nullptr, *b = nullptr, *scratch = nullptr;
+  uint64_t* out = nullptr;
+  CUtensorMap* maps = nullptr;
+  const size_t bytes = size_t(kRows) * kMaxCols * 2;
+  const size_t scratch_bytes = size_t(256) << 20;
+  CK(cudaMalloc(&a, bytes));
+  CK(cudaMalloc(&b, bytes));
+  CK(cudaMalloc(&scratch, scratch_bytes));
+  CK(cudaMemset(a, 1, bytes));
+  CK(cudaMemset(b, 2, bytes));
+  CK(cudaMalloc(&out, sizeof(uint64_t) * kMaxCtas * kTmaStamps));
+  CK(cudaMalloc(&maps, sizeof(CUtensorMap) * 2 * kMaxCtas));
+  // L2 promotion: what the L2 fetches from the DRAM per request (256 B: a box row here is 128 B, so a
+  // miss also brings in the next k-block's row; CUTLASS's maps ask for 128 B, the row-stride rows).
+  const CUtensorMap a256 = encode(a, CU_TENSOR_MAP_L2_PROMOTION_L2_256B), b256 = encode(b, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  const CUtensorMap a_none = encode(a, CU_TENSOR_MAP_L2_PROMOTION_NONE), b_none = encode(b, CU_TENSOR_MAP_L2_PROMOTION_NONE);
+  std::vector<CUtensorMap> host_maps(2 * kMaxCtas);
+  for (int i = 0; i < kMaxCtas; ++i) host_maps[2 * size_t(i)] = a256, host_maps[2 * size_t(i) + 1] = b256;
+  CK(cudaMemcpy(maps, host_maps.data(), sizeof(CUtensorMap) * host_maps.size(), cudaMemcpyHostToDevice));
+  const int smem = kMaxStages * 2 * kBoxBytes;
+  CK(cudaFuncSetAttribute(first_stages, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CK(cudaFuncSetAttribute(first_mma, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
+
+  // One configuration: 5 launches after a warm-up (which, for a warm L2, is what fills it), one row.
+  auto measure = [&](int ctas, int boxes, int cold, int per_cta, int prefetch, const char* promo, int stages, const CUtensorMap& a_map,
+                     const CUtensorMap& b_map, const char* label = "") {
+    std::vector<double> pre, issue, first, last;
+    for (int rep = 0; rep < 6; ++rep) {
+      if (cold) CK(cudaMemset(scratch, rep, scratch_bytes));
+      CK(cudaMemset(out, 0, sizeof(uint64_t) * kMaxCtas * kTmaStamps));
+      first_stages<<<ctas, 32, smem>>>(a_map, b_map, per_cta ? maps : nullptr, boxes, stages, prefetch, out);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      if (rep == 0) continue;
+      std::vector<uint64_t> h(size_t(ctas) * kTmaStamps);
+      CK(cudaMemcpy(h.data(), out, h.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+      for (int c = 0; c < ctas; ++c) {
+        const uint64_t* t = h.data() + size_t(c) * kTmaStamps;
+        pre.push_back(double(t[1] - t[0]));
+        issue.push_back(double(t[2] - t[1]));
+        first.push_back(double(t[3] - t[1]));
+        last.push_back(double(t[2 + stages] - t[1]));
+      }
+    }
+    const Stat p = stat(pre), i = stat(issue), f = stat(first), l = stat(last);
+    std::printf("%5d %9s %5s %8s %8d %5s %6d %6.0f / %5.0f %6.0f / %5.0f %6.0f / %5.0f %6.0f / %5.0f%s\n", ctas, kBoxesName[boxes],
+                cold ? "cold" : "warm", per_cta ? "per-CTA" : "param", prefetch, promo, stages, p.med, p.max, i.med, i.max, f.med, f.max,
+                l.med, l.max, label);
+  };
+  std::printf("== startprobe tma: lane 0 issues `stages` x (A box + B box, 16 KiB each, tensor maps), the warp waits each;\n"
+              "   ns of %%globaltimer from the CTA's first issue, median / max over CTAs (5 launches pooled)\n");
+  std::printf("%5s %9s %5s %8s %8s %5s %6s %14s %14s %14s %14s\n", "CTAs", "boxes", "L2", "maps", "prefetch", "promo", "stages",
+              "start->issue", "issue", "stage 0", "last stage");
+  for (int stages : {1, 4})
+    for (int ctas : {16, 66, 132})
+      for (int boxes : {kGemm, kDistinct, kSame})
+        for (int cold : {0, 1})
+          for (int per_cta : {0, 1})
+            for (int prefetch : {0, 1})
+              for (int promote : {1, 0}) {
+              // the descriptor questions on the GEMM's boxes with CUTLASS's promotion only
+              if ((boxes != kGemm || !promote) && (per_cta || prefetch)) continue;
+              const CUtensorMap& a_map = promote ? a256 : a_none;
+              const CUtensorMap& b_map = promote ? b256 : b_none;
+              measure(ctas, boxes, cold, per_cta, prefetch, promote ? "256" : "none", stages, a_map, b_map);
+            }
+
+  // Row strides: CUTLASS's 2048 x 2048 x 2048 rows are 4096 B apart (128-byte promotion, its maps'),
+  // these probes' 768 B; 4224 B is 4096 padded by one 128-byte line.
+  std::printf("\n== startprobe tma, row strides: 132 CTAs, 128-byte promotion (CUTLASS's maps), the L2 cold or warm\n");
+  for (int cols : {kCols, 2048, 2112}) {
+    const CUtensorMap a128 = encode(a, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, cols), b128 = encode(b, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, cols);
+    char label[64];
+    std::snprintf(label, sizeof label, "   rows %d B apart", cols * 2);
+    for (int stages : {1, 4})
+      for (int boxes : {kGemm, kDistinct})
+        for (int cold : {0, 1}) measure(132, boxes, cold, 0, 0, "128", stages, a128, b128, label);
+  }
+
+  std::printf("\n== startprobe mma: one warpgroup per CTA, rounds of one k-block (4 x wgmma m64n256k16, commit, wait 0);\n"
+              "   ns of %%globaltimer per round, median / max over CTAs (5 launches pooled; 'idle' rows: 200 ms of no work before each launch)\n");
+  std::printf("%5s %5s %14s %14s %14s\n", "CTAs", "idle", "round 1", "round 2", "round 3");
+  for (int idle : {0, 1})
+    for (int ctas : {1, 16, 66, 132}) {
+      std::vector<double> r[kMmaRounds];
+      for (int rep = 0; rep < 6; ++rep) {
+        if (idle) {
+          CK(cudaDeviceSynchronize());
+          const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+          while (std::chrono::steady_clock::now() < until) {
+          }
+        }
+        first_mma<<<ctas, 128, 64 * 1024>>>(out);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        if (rep == 0) continue;
+        std::vector<uint64_t> h(size_t(ctas) * (kMmaRounds + 1));
+        CK(cudaMemcpy(h.data(), out, h.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+        for (int c = 0; c < ctas; ++c)
+          for (int k = 0; k < kMmaRounds; ++k) r[k].push_back(double(h[size_t(c) * (kMmaRounds + 1) + k + 1] - h[size_t(c) * (kMmaRounds + 1) + k]));
+      }
+      const Stat s1 = stat(r[0]), s2 = stat(r[1]), s3 = stat(r[2]);
+      std::printf("%5d %5d %6.0f / %5.0f %6.0f / %5.0f %6.0f / %5.0f\n", ctas, idle, s1.med, s1.max, s2.med, s2.max, s3.med, s3.max);
+    }
+  return 0;
+}
