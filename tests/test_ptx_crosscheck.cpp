@@ -215,11 +215,13 @@ TEST(PtxCrosscheckCommand, BadInputIsExitTwoWithOneSentence) {
        "pipesim: error: --trace, --markdown, --save-device, --from-device, --l2-sources, --free-occupancy and --no-timestamps "
        "are for scenarios, not PTX kernels\n"},
       {"crosscheck " + std::string(PIPESIM_SOURCE_DIR) + "/scenarios/rules --launch " + kLaunch,
-       "pipesim: error: --launch, --json, --back-to-back and --stamps are for PTX kernels (FILE.ptx)\n"},
+       "pipesim: error: --launch, --json, --back-to-back, --cold-l2 and --stamps are for PTX kernels (FILE.ptx)\n"},
       {"crosscheck " + std::string(PIPESIM_SOURCE_DIR) + "/scenarios/rules --back-to-back",
-       "pipesim: error: --launch, --json, --back-to-back and --stamps are for PTX kernels (FILE.ptx)\n"},
+       "pipesim: error: --launch, --json, --back-to-back, --cold-l2 and --stamps are for PTX kernels (FILE.ptx)\n"},
+      {"crosscheck " + std::string(PIPESIM_SOURCE_DIR) + "/scenarios/rules --cold-l2",
+       "pipesim: error: --launch, --json, --back-to-back, --cold-l2 and --stamps are for PTX kernels (FILE.ptx)\n"},
       {"crosscheck " + std::string(PIPESIM_SOURCE_DIR) + "/scenarios/rules --stamps /tmp/x.csv",
-       "pipesim: error: --launch, --json, --back-to-back and --stamps are for PTX kernels (FILE.ptx)\n"},
+       "pipesim: error: --launch, --json, --back-to-back, --cold-l2 and --stamps are for PTX kernels (FILE.ptx)\n"},
   };
   for (const auto& [args, message] : cases) {
     const CommandRun r = run(args);
@@ -229,7 +231,7 @@ TEST(PtxCrosscheckCommand, BadInputIsExitTwoWithOneSentence) {
 }
 
 TEST(PtxCrosscheckCommand, NoGpuIsExitTwoAndSaysWhy) {
-  for (const char* timing : {"", " --back-to-back", " --stamps /tmp/pipesim-nogpu-stamps.csv"}) {
+  for (const char* timing : {"", " --back-to-back", " --cold-l2", " --back-to-back --cold-l2", " --stamps /tmp/pipesim-nogpu-stamps.csv"}) {
     const CommandRun r = run("crosscheck " + kPtx + " --launch " + kLaunch + " -D entry=pipeline_ok --runs 3" + timing);
     EXPECT_EQ(r.code, 2) << r.out;
 #ifdef PIPESIM_HAVE_CUDA

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include <unistd.h>
 
@@ -41,16 +43,19 @@ std::string entry_text(const std::string& ptx, const std::string& name) {
 TEST(Stamps, SitesAreTheEntrysWaitsAndBarriersWithTheirLines) {
   const std::string ptx = read_file(kPipeline);
   const auto s = add_stamps(ptx, "pipeline_ok", 5, 2, 64);
-  // pipeline.cu's pipeline_ok: one bar.sync after the inits, six try_wait loops (lines as in the file).
-  ASSERT_EQ(s.sites.size(), 2u + 1 + 6);
+  // pipeline.cu's pipeline_ok: one bar.sync after the inits, six try_wait loops and the producer's
+  // two bulk copies into shared memory (lines as in the file; the bulk stores are not stamped).
+  ASSERT_EQ(s.sites.size(), 2u + 1 + 6 + 2);
   EXPECT_EQ(s.sites[0].what, "warp start");
   EXPECT_EQ(s.sites[1].what, "warp exit");
   EXPECT_EQ(s.sites[2].what, "bar.sync");
   EXPECT_EQ(s.sites[2].ptx_line, 108u);
-  const uint32_t waits[] = {140, 217, 288, 312, 335, 358};
-  for (size_t i = 0; i < 6; ++i) {
-    EXPECT_EQ(s.sites[3 + i].what, "mbarrier.try_wait");
-    EXPECT_EQ(s.sites[3 + i].ptx_line, waits[i]);
+  const std::pair<uint32_t, const char*> rest[] = {{140, "mbarrier.try_wait"}, {217, "mbarrier.try_wait"}, {252, "cp.async.bulk"},
+                                                   {260, "cp.async.bulk"},     {288, "mbarrier.try_wait"}, {312, "mbarrier.try_wait"},
+                                                   {335, "mbarrier.try_wait"}, {358, "mbarrier.try_wait"}};
+  for (size_t i = 0; i < std::size(rest); ++i) {
+    EXPECT_EQ(s.sites[3 + i].ptx_line, rest[i].first) << i;
+    EXPECT_EQ(s.sites[3 + i].what, rest[i].second) << i;
   }
   EXPECT_EQ(s.skipped, 0u);
   EXPECT_EQ(s.warps, 10u);
@@ -60,6 +65,26 @@ TEST(Stamps, SitesAreTheEntrysWaitsAndBarriersWithTheirLines) {
   EXPECT_EQ(entry_text(s.text, "pipeline_producer_phase_zero"), entry_text(ptx, "pipeline_producer_phase_zero"));
   // A wait stamps only where its predicate says it passed: the stamp's predicate takes P_OUT.
   EXPECT_NE(s.text.find("and.pred \t%pipesim_q, %pipesim_q, P_OUT;"), std::string::npos);
+}
+
+TEST(Stamps, TmaLoadsAreStampedAfterTheirIssueButNotStoresOrPrefetches) {
+  const std::string ptx =
+      ".version 8.0\n.target sm_90a\n.address_size 64\n"
+      ".visible .entry k(.param .u64 m)\n{\n"
+      "\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<2>;\n"
+      "\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r1, %r2}], [%r2];\n"
+      "\tcp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r1, %r2}], [%r1];\n"
+      "\tcp.async.bulk.prefetch.tensor.2d.L2.global [%rd1, {%r1, %r2}];\n"
+      "\tcp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 64;\n"
+      "\tcp.async.bulk.commit_group;\n"
+      "\tcp.async.bulk.wait_group 0;\n"
+      "\tret;\n}\n";
+  const auto s = add_stamps(ptx, "k", 1, 1, 8);
+  ASSERT_EQ(s.sites.size(), 4u);
+  EXPECT_EQ(s.sites[2].what, "cp.async.bulk.tensor");
+  EXPECT_EQ(s.sites[2].ptx_line, 8u);
+  EXPECT_EQ(s.sites[3].what, "cp.async.bulk.wait_group");
+  EXPECT_EQ(s.sites[3].ptx_line, 13u);
 }
 
 TEST(Stamps, GuardedWaitsAreLeftAloneAndGuardedExitsStampUnderTheirGuard) {

@@ -640,6 +640,7 @@ struct Options {
   std::string launch;
   int runs = 10;
   bool back_to_back = false;
+  bool cold_l2 = false;
   bool json = false;
   bool timeout_given = false;
   std::string stamps;  // --stamps FILE
@@ -660,11 +661,11 @@ std::string saved_run_path(const std::string& dir, const std::string& file, cons
 int run_crosscheck(const Options& o) {
   if (std::any_of(o.inputs.begin(), o.inputs.end(), is_ptx_kernel))
     return run_crosscheck_ptx({o.inputs, o.launch, o.defines, o.runs, o.timeout_given ? std::optional(o.timeout_ms) : std::nullopt,
-                               o.json, o.back_to_back, !o.trace.empty() || !o.markdown.empty() || !o.save_device.empty() || !o.from_device.empty() ||
+                               o.json, o.back_to_back, o.cold_l2, !o.trace.empty() || !o.markdown.empty() || !o.save_device.empty() || !o.from_device.empty() ||
                                            o.l2_sources || o.free_occupancy || o.no_timestamps,
                                o.stamps});
-  if (!o.launch.empty() || o.json || o.back_to_back || !o.stamps.empty()) {
-    std::cerr << "pipesim: error: --launch, --json, --back-to-back and --stamps are for PTX kernels (FILE.ptx)\n";
+  if (!o.launch.empty() || o.json || o.back_to_back || o.cold_l2 || !o.stamps.empty()) {
+    std::cerr << "pipesim: error: --launch, --json, --back-to-back, --cold-l2 and --stamps are for PTX kernels (FILE.ptx)\n";
     return 2;
   }
 #ifndef PIPESIM_HAVE_CUDA
@@ -856,6 +857,9 @@ CLI::App* add_crosscheck_command(CLI::App& app, std::function<int()>& action) {
   c->add_flag("--back-to-back", o->back_to_back,
               "PTX kernels: time as a benchmark does: the buffers filled once, the timed launches queued back to back "
               "(only for kernels that keep no state in their buffers)");
+  c->add_flag("--cold-l2", o->cold_l2,
+              "PTX kernels: flush the L2 before each timed launch (outside its events), so that each starts as the model "
+              "does, from an empty L2");
   c->add_option("--stamps", o->stamps,
                 "PTX kernels: launch once more with each warp's waits and barriers stamped (%globaltimer) and report the GPU's "
                 "timeline beside the model's; every stamp to FILE (CSV)")

@@ -53,6 +53,7 @@ struct Outcome {
   ptx_launch::GpuRun gpu;
   double watchdog_ms = 0;
   bool back_to_back = false;             // how the GPU's launches were timed (--back-to-back)
+  bool cold_l2 = false;                  // and whether each found an empty L2 (--cold-l2)
   bool agree = false;
   std::optional<double> time_error_pct;  // (model's event time - GPU median) / GPU median, both ok
   const sim::RunResult& compared() const { return hardware ? *hardware : model; }
@@ -68,8 +69,9 @@ std::string gpu_verdict_text(const ptx_launch::GpuRun& g) {
   return t;
 }
 
-std::string_view timing_text(bool back_to_back) {
-  return back_to_back ? "back to back, the buffers filled once" : "each from freshly filled buffers";
+std::string timing_text(bool back_to_back, bool cold_l2) {
+  return std::string(back_to_back ? "back to back, the buffers filled once" : "each from freshly filled buffers") +
+         (cold_l2 ? ", each after the L2 was flushed" : "");
 }
 
 std::string render(const Outcome& o) {
@@ -86,7 +88,7 @@ std::string render(const Outcome& o) {
   if (!o.gpu.times_ms.empty())
     s += fmt::format("         measured: median {:.3f} us, min {:.3f} us over {} timed launches (after {} warm-up; {})\n",
                      o.gpu.median_ms() * 1e3, o.gpu.min_ms() * 1e3, o.gpu.times_ms.size(),
-                     o.gpu.launches_total - static_cast<int>(o.gpu.times_ms.size()), timing_text(o.back_to_back));
+                     o.gpu.launches_total - static_cast<int>(o.gpu.times_ms.size()), timing_text(o.back_to_back, o.cold_l2));
   s += fmt::format("  verdicts {}: the model's `{}` means `{}` on the GPU{}{}\n", o.agree ? "agree" : "DISAGREE",
                    verdict_text(o.hardware ? *o.hardware : o.model), o.expect.text, o.expect.reason.empty() ? "" : " (",
                    o.expect.reason.empty() ? "" : o.expect.reason + ")");
@@ -132,6 +134,7 @@ nlohmann::json to_json(const Outcome& o) {
     g["min_us"] = o.gpu.min_ms() * 1e3;
     g["times_us"] = us;
     g["timing"] = o.back_to_back ? "back_to_back" : "each_refilled";
+    g["l2_flushed"] = o.cold_l2;
   }
   j["gpu"] = g;
   j["expected_gpu"] = o.expect.text;
@@ -251,6 +254,7 @@ int run_crosscheck_ptx(const PtxCrosscheckOptions& opt) {
   }
   o.watchdog_ms = opt.timeout_ms ? *opt.timeout_ms : default_watchdog_ms(o.compared_ns());
   o.back_to_back = opt.back_to_back;
+  o.cold_l2 = opt.cold_l2;
   // --stamps: the same entry with stamps, launched once more after the timed launches. A warp's slice
   // holds up to 4096 stamps, fewer where the grid is large (about 256 MiB in all), at least 64.
   const uint32_t warps_per_cta = static_cast<uint32_t>((o.launch.threads() + 31) / 32);
@@ -271,6 +275,7 @@ int run_crosscheck_ptx(const PtxCrosscheckOptions& opt) {
   ptx_launch::GpuRunOptions go;
   go.runs = opt.runs;
   go.back_to_back = o.back_to_back;
+  go.cold_l2 = o.cold_l2;
   go.timeout_ms = o.watchdog_ms;
   go.stamps = stamped ? &*stamped : nullptr;
   o.gpu = ptx_launch::run_on_gpu(ptx_text, o.entry, o.launch, go);

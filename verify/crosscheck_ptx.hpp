@@ -21,6 +21,7 @@ struct PtxCrosscheckOptions {
   std::optional<double> timeout_ms;      // watchdog per launch; default: see default_watchdog_ms
   bool json = false;
   bool back_to_back = false;             // a benchmark's timing (ptx_launch::GpuRunOptions::back_to_back)
+  bool cold_l2 = false;                  // every timed launch from an empty L2 (ptx_launch::GpuRunOptions::cold_l2)
   bool scenario_options = false;         // a scenario-only option was given (--trace, --save-device ...)
   std::string stamps;                    // --stamps FILE: one more launch with stamps, every stamp to FILE (CSV)
 };

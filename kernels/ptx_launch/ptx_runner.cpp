@@ -10,7 +10,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -35,6 +37,7 @@ enum Record : uint8_t { kReady = 'R', kLaunched = 'L', kStamped = 'S', kEnd = 'E
 #define PIPESIM_CU_FUNCTIONS(X)                                                                                 \
   X(cuInit) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) \
   X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuMemAlloc) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8)  \
+  X(cuMemsetD8Async)                                                                                          \
   X(cuStreamCreate) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)               \
   X(cuEventElapsedTime) X(cuLaunchKernelEx) X(cuTensorMapEncodeTiled) X(cuGetErrorName) X(cuGetErrorString)
 
@@ -178,7 +181,7 @@ SPIN:
 // launch's stream, CUDA events around each; each is reported as it completes, so that the caller's
 // watchdog still names the launch that hangs.
 void time_back_to_back(const Driver& d, Out& out, CUlaunchConfig config, CUfunction fn, std::vector<void*>& args,
-                       const GpuRunOptions& o) {
+                       const GpuRunOptions& o, const std::function<void(const std::string&)>& before_launch) {
   CUmodule spin_module{};
   check(d, d.cuModuleLoadDataEx(&spin_module, kSpinPtx, 0, nullptr, nullptr), GpuOutcome::NotRun, "the JIT of the spin kernel");
   CUfunction spin{};
@@ -199,6 +202,7 @@ void time_back_to_back(const Driver& d, Out& out, CUlaunchConfig config, CUfunct
   const int total = o.warmup + o.runs;
   for (size_t i = 0; i < start.size(); ++i) {
     const std::string at = launch_label(o.warmup + static_cast<int>(i), o.warmup, total);
+    before_launch(at);
     check(d, d.cuEventRecord(start[i], config.hStream), GpuOutcome::Fault, "cuEventRecord (" + at + ")");
     check(d, d.cuLaunchKernelEx(&config, fn, args.data(), nullptr), GpuOutcome::NotRun, "the launch was refused (" + at + ")");
     check(d, d.cuEventRecord(stop[i], config.hStream), GpuOutcome::Fault, "cuEventRecord (" + at + ")");
@@ -321,8 +325,23 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
     out.pod(static_cast<uint8_t>(kReady));
     out.str(device);
     const int total = o.warmup + o.runs;
+    // --cold-l2: the scratch buffer that evicts the kernel's data from the L2 before each timed launch.
+    CUdeviceptr scratch{};
+    size_t scratch_bytes = 0;
+    if (o.cold_l2) {
+      int l2 = 0;
+      d.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
+      scratch_bytes = 2 * static_cast<size_t>(std::max(l2, 1 << 20));
+      check(d, d.cuMemAlloc(&scratch, scratch_bytes), GpuOutcome::NotRun, fmt::format("cuMemAlloc of the L2 flush buffer ({} B)", scratch_bytes));
+    }
+    uint8_t flushes = 0;
+    auto before_launch = [&](const std::string& at) {
+      if (o.cold_l2)
+        check(d, d.cuMemsetD8Async(scratch, ++flushes, scratch_bytes, stream), GpuOutcome::NotRun, "the L2 flush (" + at + ")");
+    };
     // One launch of `f` between CUDA events on the launch's stream, waited for: its time in ms.
     auto timed_launch = [&](CUfunction f, std::vector<void*>& a, const std::string& at) {
+      before_launch(at);
       check(d, d.cuEventRecord(start, stream), GpuOutcome::Fault, "cuEventRecord (" + at + ")");
       check(d, d.cuLaunchKernelEx(&config, f, a.data(), nullptr), GpuOutcome::NotRun, "the launch was refused (" + at + ")");
       check(d, d.cuEventRecord(stop, stream), GpuOutcome::Fault, "cuEventRecord (" + at + ")");
@@ -352,7 +371,7 @@ void worker_body(int out_fd, const std::string& ptx_text, const std::string& ent
     }
     if (o.back_to_back && out.ok) {
       refill();
-      time_back_to_back(d, out, config, fn, args, o);
+      time_back_to_back(d, out, config, fn, args, o, before_launch);
     }
     // The stamped launch finds what the timed ones found: back to back, the buffers and the L2 as the
     // last timed launch left them; else freshly filled buffers.

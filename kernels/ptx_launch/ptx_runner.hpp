@@ -50,6 +50,10 @@ struct GpuRunOptions {
   // queued back to back behind a spin kernel, so none waits for the host or for a refill, with CUDA
   // events around each. Only for kernels that keep no state in their buffers.
   bool back_to_back = false;
+  // Each timed launch (and the stamped one) finds an L2 that holds none of the kernel's data, as the
+  // model assumes (it starts every launch with an empty L2): a scratch buffer twice the L2's size is
+  // written on the launch's stream right before it, outside its events.
+  bool cold_l2 = false;
   // Concurrent crosschecks on one machine take turns on the GPU (flock), so that none times the
   // others' kernels; the wait for it is not watched.
   std::string lock_file = "/tmp/pipesim-gpu.lock";

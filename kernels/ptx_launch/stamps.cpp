@@ -62,6 +62,17 @@ Point classify(std::string_view rest) {
     while (!pred.empty() && std::isspace(static_cast<unsigned char>(pred.back()))) pred.remove_suffix(1);
     return {Where::AfterIfTrue, std::string(opcode_is("mbarrier.try_wait") ? "mbarrier.try_wait" : "mbarrier.test_wait"), std::string(pred)};
   }
+  // A TMA load's issue (into shared memory: `cp.async.bulk[.tensor.Nd].shared...`), lane 0's: when
+  // the producer asked for each stage, beside when its consumers saw it land.
+  if (opcode_is("cp.async.bulk")) {
+    std::string_view form = rest.substr(std::string_view("cp.async.bulk").size());
+    const bool tensor = starts_with(form, ".tensor.");
+    if (tensor) {
+      const size_t dims_end = form.find('.', std::string_view(".tensor.").size());  // after ".tensor.2d"
+      form = dims_end == std::string_view::npos ? std::string_view{} : form.substr(dims_end);
+    }
+    if (starts_with(form, ".shared")) return {Where::After, tensor ? "cp.async.bulk.tensor" : "cp.async.bulk", {}};
+  }
   if (opcode_is("wgmma.wait_group")) return {Where::After, "wgmma.wait_group", {}};
   if (opcode_is("cp.async.bulk.wait_group")) return {Where::After, "cp.async.bulk.wait_group", {}};
   if (opcode_is("barrier.cluster.wait")) return {Where::After, "barrier.cluster.wait", {}};
