@@ -19,7 +19,7 @@
 #include "sim/lowering.hpp"
 #include "sim/stream.hpp"
 #include "verify/check.hpp"
-#include "verify/crosscheck_command.hpp"
+#include "verify/crosscheck_compare.hpp"
 #include "verify/explore.hpp"
 #include "verify/report.hpp"
 
