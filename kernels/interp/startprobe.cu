@@ -24,8 +24,10 @@
 #include <chrono>
 
 #include "kernels/interp/probe.cuh"
+#include "kernels/interp/wgmma.cuh"
 
 namespace ptx = cuda::ptx;
+using namespace wgmma_probe;
 
 namespace {
 
@@ -83,25 +85,6 @@ __global__ void __launch_bounds__(32) first_stages(const __grid_constant__ CUten
 
 // --- mma: one k-block of a 128 x 256 tile's half (4 x m64n256k16), three rounds, thread 0's %globaltimer.
 constexpr int kMmaRounds = 3;
-__device__ __forceinline__ uint64_t desc(const void* p) {
-  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-  return uint64_t((a >> 4) & 0x3fff) | (uint64_t(128 >> 4) << 16) | (uint64_t(256 >> 4) << 32);
-}
-#define R8(i) "+r"(d[i + 0]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3]), "+r"(d[i + 4]), "+r"(d[i + 5]), "+r"(d[i + 6]), "+r"(d[i + 7])
-__device__ __forceinline__ void mma_n256(uint32_t (&d)[64], uint64_t da, uint64_t db) {
-  asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n256k16.f16.f16.f16 "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
-      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "
-      "%64, %65, p, 1, 1, 0, 0; }"
-      : R8(0), R8(8), R8(16), R8(24), R8(32), R8(40), R8(48), R8(56)
-      : "l"(da), "l"(db));
-}
-__device__ __forceinline__ void pin(uint32_t (&d)[64]) {
-#pragma unroll
-  for (int i = 0; i < 64; ++i) asm volatile("" : "+r"(d[i])::"memory");
-}
-
 __global__ void __launch_bounds__(128) first_mma(uint64_t* out) {
   extern __shared__ __align__(1024) uint8_t smem[];
   uint32_t d[64] = {};
@@ -112,11 +95,11 @@ __global__ void __launch_bounds__(128) first_mma(uint64_t* out) {
 #pragma unroll
   for (int r = 0; r < kMmaRounds; ++r) {
     pin(d);
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    fence();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) mma_n256(d, da + 2 * k, db + 2 * k);
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    for (int k = 0; k < 4; ++k) mma_n256_f16(d, da + 2 * k, db + 2 * k);
+    commit();
+    wait<0>();
     pin(d);
     t[r + 1] = gt();
   }
