@@ -13,7 +13,8 @@
 //        parameters (one copy for all) or a copy per CTA in global memory; with or without
 //        prefetch.tensormap first (CUTLASS prefetches its descriptors at the kernel's start); the L2
 //        promotion 256 B or none. Then on 132 CTAs with CUTLASS's 128-byte promotion, rows 768, 4096
-//        (CUTLASS's 2048 x 2048 x 2048) and 4224 B apart.
+//        (CUTLASS's 2048 x 2048 x 2048) and 4224 B apart. Then 132 CTAs whose boxes are each read by
+//        1, 2, 4 ... 132 of them at once (how the L2's rate grows with the readers of a line).
 //   mma: each CTA's warpgroup issues one k-block of wgmma (4 x m64n256k16) from shared memory,
 //        commits and waits, three times; printed per grid: each round's issue-to-wait time (is the
 //        tensor pipe's first use slower, and more so when every SM starts at once?).
@@ -40,8 +41,9 @@ constexpr int kCols = kMaxStages * kBoxCols;                        // 384 (768-
 constexpr int kMaxCols = 2112;                                      // the widest row stride asked (4224 B)
 constexpr int kTmaStamps = 3 + kMaxStages;                          // start, first issue, issued, landings
 
-enum Boxes { kGemm = 0, kDistinct = 1, kSame = 2 };
-constexpr const char* kBoxesName[] = {"gemm", "distinct", "same"};
+// kShared: CTA t reads box t / share (its A and its B): each box read by `share` CTAs at once.
+enum Boxes { kGemm = 0, kDistinct = 1, kSame = 2, kShared = 3 };
+constexpr const char* kBoxesName[] = {"gemm", "distinct", "same", "shared"};
 
 __device__ __forceinline__ void prefetch_map(const CUtensorMap* m) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(m) : "memory");
@@ -50,7 +52,7 @@ __device__ __forceinline__ void prefetch_map(const CUtensorMap* m) {
 __global__ void __launch_bounds__(32) first_stages(const __grid_constant__ CUtensorMap a_param,
                                                    const __grid_constant__ CUtensorMap b_param,
                                                    const CUtensorMap* per_cta_maps, int boxes, int stages, int prefetch,
-                                                   uint64_t* out) {
+                                                   int share, uint64_t* out) {
   extern __shared__ __align__(1024) uint8_t smem[];
   __shared__ __align__(8) uint64_t full[kMaxStages];
   const int lane = threadIdx.x & 31;
@@ -63,8 +65,8 @@ __global__ void __launch_bounds__(32) first_stages(const __grid_constant__ CUten
     for (int s = 0; s < stages; ++s) ptx::mbarrier_init(&full[s], 1u);
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
     const int t = int(blockIdx.x);
-    const int m = boxes == kGemm ? t % 16 : boxes == kDistinct ? t : 0;
-    const int n = boxes == kGemm ? t / 16 : boxes == kDistinct ? t : 0;
+    const int m = boxes == kGemm ? t % 16 : boxes == kDistinct ? t : boxes == kShared ? t / share : 0;
+    const int n = boxes == kGemm ? t / 16 : boxes == kDistinct ? t : boxes == kShared ? t / share : 0;
     o[1] = gt();
     for (int s = 0; s < stages; ++s) {
       (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[s], 2 * kBoxBytes);
@@ -162,12 +164,12 @@ int main() {
 
   // One configuration: 5 launches after a warm-up (which, for a warm L2, is what fills it), one row.
   auto measure = [&](int ctas, int boxes, int cold, int per_cta, int prefetch, const char* promo, int stages, const CUtensorMap& a_map,
-                     const CUtensorMap& b_map, const char* label = "") {
+                     const CUtensorMap& b_map, const char* label = "", int share = 1) {
     std::vector<double> pre, issue, first, last;
     for (int rep = 0; rep < 6; ++rep) {
       if (cold) CK(cudaMemset(scratch, rep, scratch_bytes));
       CK(cudaMemset(out, 0, sizeof(uint64_t) * kMaxCtas * kTmaStamps));
-      first_stages<<<ctas, 32, smem>>>(a_map, b_map, per_cta ? maps : nullptr, boxes, stages, prefetch, out);
+      first_stages<<<ctas, 32, smem>>>(a_map, b_map, per_cta ? maps : nullptr, boxes, stages, prefetch, share, out);
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
       if (rep == 0) continue;
@@ -214,6 +216,15 @@ int main() {
     for (int stages : {1, 4})
       for (int boxes : {kGemm, kDistinct})
         for (int cold : {0, 1}) measure(132, boxes, cold, 0, 0, "128", stages, a128, b128, label);
+  }
+
+  // How the L2's rate grows with the readers of each line: 132 CTAs, each box read by `share` of them
+  // at once (CTA t reads box t / share), 4 stages, no promotion; `last stage` over 132 x 128 KiB.
+  std::printf("\n== startprobe tma, readers per box: 132 CTAs, 4 stages, CTA t reads box t / share\n");
+  for (int share : {1, 2, 4, 8, 16, 33, 66, 132}) {
+    char label[64];
+    std::snprintf(label, sizeof label, "   %3d readers a box", share);
+    for (int cold : {0, 1}) measure(132, kShared, cold, 0, 0, "none", 4, a_none, b_none, label, share);
   }
 
   std::printf("\n== startprobe mma: one warpgroup per CTA, rounds of one k-block (4 x wgmma m64n256k16, commit, wait 0);\n"
