@@ -385,7 +385,7 @@ uint64_t Engine::cluster_inits_published(int c) const {
 uint64_t Engine::future_key(uint32_t id, const Op& o, const WarpProgram& rest, uint64_t published) const {
   StateHash h;
   h.add(id).add(next_cluster_).add(observed_cta_group_).add(published);
-  h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
+  hash_op(h, o);
   rest.hash_into(h);
   return h.value();
 }
