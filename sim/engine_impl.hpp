@@ -86,6 +86,26 @@ struct ClonedRun : std::unique_ptr<ExternalRun> {
   }
 };
 
+// An owned T that is copied with its owner (a deep copy), or absent. Holds what only timed runs use:
+// an untimed run leaves it empty, so the exhaustive search's copies of runs do not copy it.
+template <class T>
+class CopiedBox {
+ public:
+  CopiedBox() = default;
+  explicit CopiedBox(T value) : p_(std::make_unique<T>(std::move(value))) {}
+  CopiedBox(const CopiedBox& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  CopiedBox& operator=(const CopiedBox& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  CopiedBox(CopiedBox&&) noexcept = default;
+  CopiedBox& operator=(CopiedBox&&) noexcept = default;
+  T* operator->() const { return p_.get(); }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
 // TmemPair: in a cta_group::2 tcgen05.alloc / dealloc, waiting for the pair peer's (sim/engine_tmem.cpp).
 // Wgmma: in wgmma.mma_async, until the warpgroup's other warps have issued it too.
 enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed, Tmem, TmemPair, Wgmma };
@@ -347,25 +367,25 @@ class Engine {
             uint32_t from = 0, OpKind op = OpKind::Compute, int64_t value = 0, int64_t phase = 0) {
     const Event e{t, seq_++, kind, target, slot, site, from, op, value, phase};
     if (o_.untimed) pending_.push_back(e);
-    else q_.push(e);
+    else timed_->q.push(e);
   }
   double jit(double ns) {
     if (o_.jitter <= 0 || ns <= 0) return ns;
     std::uniform_real_distribution<double> d(-o_.jitter, o_.jitter);
-    return ns * (1.0 + d(rng_));
+    return ns * (1.0 + d(timed_->rng));
   }
   // Under jitter only: a warp's first op starts up to warp_start_skew_ns late, so the first barrier
   // ops of different roles race as their prologues do on silicon (docs/semantics.md). A replay takes
   // the starts from the device's stamps.
   double start_skew() {
     if (o_.jitter <= 0 || tm_.warp_start_skew_ns <= 0 || o_.replay) return 0;
-    return std::uniform_real_distribution<double>(0, tm_.warp_start_skew_ns)(rng_);
+    return std::uniform_real_distribution<double>(0, tm_.warp_start_skew_ns)(timed_->rng);
   }
   // Under jitter only: one copy in eight lands up to tma_straggler_ns late, so copies to one barrier
   // may land out of issue order, as the DRAM serves them on silicon (docs/semantics.md).
   double straggle() {
-    if (o_.jitter <= 0 || tm_.tma_straggler_ns <= 0 || rng_() % 8 != 0) return 0;
-    return std::uniform_real_distribution<double>(0, tm_.tma_straggler_ns)(rng_);
+    if (o_.jitter <= 0 || tm_.tma_straggler_ns <= 0 || timed_->rng() % 8 != 0) return 0;
+    return std::uniform_real_distribution<double>(0, tm_.tma_straggler_ns)(timed_->rng);
   }
   CtaRt& cta(int c) { return ctas_[static_cast<size_t>(c)]; }
   const CtaRt& cta(int c) const { return ctas_[static_cast<size_t>(c)]; }
@@ -643,8 +663,13 @@ class Engine {
   const Kernel* k_;  // a pointer, not a reference: engines are assigned (the search reuses finished runs' storage)
   RunOptions o_;
   model::Timing tm_;
-  std::mt19937_64 rng_;
-  EventQueue q_;
+  // The timed run's random numbers (jitter, replay noise, parts of a copy) and its event queue; an
+  // untimed run has neither (its events wait in pending_, it has no jitter): 4 KiB less to copy.
+  struct TimedParts {
+    std::mt19937_64 rng;
+    EventQueue q;
+  };
+  CopiedBox<TimedParts> timed_;
   uint64_t seq_ = 0;
   double now_ = 0;
   double stores_free_ = 0;  // the stores' first-come queue to DRAM: busy until (their completion, not their share)
