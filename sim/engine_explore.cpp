@@ -29,6 +29,7 @@ bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
 
 void Engine::start_untimed() {
   continuations_ = std::make_shared<std::unordered_map<uint64_t, ProgramPoint>>();
+  persistent_sets_ = std::make_shared<PersistentSetMemo>();
   launch_pending(0.0);
 }
 

@@ -141,6 +141,38 @@ struct DenseFootprint {
 struct Future {
   Footprint print;
   DenseFootprint dense;
+  uint32_t id = 0;  // PersistentSetMemo::future_id: equal ids, equal prints
+};
+
+// Persistent sets found before (Engine::persistent_set), by all that decides one: each choice's warp,
+// whether it re-polls or sleeps, and its footprint; each waiting warp and what wakes it; the futures of
+// those warps, by content (future_id numbers each distinct future once). A key is kept whole, so a hit
+// is exact. The same situations recur all along a pipeline's loop: the closure runs once for each.
+// Shared by every copy of an untimed run, as Engine::continuations_ is.
+struct PersistentSetMemo {
+  using Key = std::vector<uint64_t>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      StateHash h;
+      for (uint64_t v : k) h.add(v);
+      return h.value();
+    }
+  };
+  static constexpr size_t kMaxSets = size_t{1} << 18;  // past it the table starts over (bounded memory)
+  std::unordered_map<Key, std::vector<size_t>, KeyHash> sets;
+  std::unordered_map<Key, uint32_t, KeyHash> futures;
+  // f as key words, appended to `out`: a word of flags and size, then a word per touch.
+  static void append(const Footprint& f, Key& out) {
+    static_assert(static_cast<int>(Footprint::Object::CtaGroup) < 16, "a touch's object leaves bits 60-63 free");
+    out.push_back(static_cast<uint64_t>(f.everything) | static_cast<uint64_t>(f.sorted) << 1 | f.touches.size() << 2);
+    for (const Footprint::Touch& t : f.touches)
+      out.push_back(t.object | static_cast<uint64_t>(t.access) << 60 | static_cast<uint64_t>(t.last_exit) << 62);
+  }
+  uint32_t future_id(const Footprint& f) {
+    Key k;
+    append(f, k);
+    return futures.try_emplace(std::move(k), static_cast<uint32_t>(futures.size())).first->second;
+  }
 };
 
 // A program point of an untimed run (Engine::continuations_, keyed by Engine::future_key): the steps a
@@ -714,6 +746,7 @@ class Engine {
   // An untimed run's program points by future_key. Shared by every copy of the run (the search is
   // single-threaded); null in a timed run.
   std::shared_ptr<std::unordered_map<uint64_t, ProgramPoint>> continuations_;
+  std::shared_ptr<PersistentSetMemo> persistent_sets_;  // likewise
   std::vector<Event> pending_;      // RunOptions::untimed: the events, unordered (engine_explore.cpp)
   // Every event that happened (all state changes after the launch come through happen()), and
   // inits_published of CTAs 0..63 as it was after the `published_at_`-th: bit c known / published.
