@@ -106,23 +106,25 @@ uint64_t warp_set(const std::vector<uint32_t>& ws) {
 }  // namespace
 
 uint64_t Engine::state_hash() const {
-  // The hash is a chain of dependent multiplies: the long per-slot lists go into chains of their own
-  // (consumed phases, barriers, flags, waiters), which the processor runs side by side, and their
-  // digests end the main one.
-  StateHash h, consumed_h, bars_h, flags_h, waiters_h;
+  // The hash is a chain of dependent multiplies: each warp and the long per-slot lists go into chains
+  // of their own (barriers, flags, waiters), which the processor runs side by side, and their digests
+  // join the main one.
+  StateHash h, bars_h, flags_h, waiters_h;
   h.add(fatal_).add(stopped_).add(next_cluster_);
   for (const WarpRt& w : warps_) {
+    StateHash wh;
     // Small fields share words (fewer words, less time): sizes and slot indices stay below 2^32.
     static_assert(sizeof(w.status) == 1 && sizeof(w.block) == 1);
-    hash_op(h, w.cur, static_cast<uint32_t>(w.status) | static_cast<uint32_t>(w.block) << 8 | static_cast<uint32_t>(w.retry) << 16);
-    h.add(w.cluster_arrived).add(w.mma_issued).add(static_cast<uint64_t>(static_cast<uint32_t>(w.last_pass_slot)) | uint64_t{w.releases.size()} << 32);
+    hash_op(wh, w.cur, static_cast<uint32_t>(w.status) | static_cast<uint32_t>(w.block) << 8 | static_cast<uint32_t>(w.retry) << 16);
+    wh.add(w.cluster_arrived).add(w.mma_issued).add(static_cast<uint64_t>(static_cast<uint32_t>(w.last_pass_slot)) | uint64_t{w.releases.size()} << 32);
     // Two fields in one word where one is a flag (fewer words, less time; counts stay far below 2^62).
-    consumed_h.add(w.consumed.size());
-    for (const WarpRt::ConsumedPhase& c : w.consumed) consumed_h.add(static_cast<uint64_t>(c.completed) << 1 | c.released);
-    for (const auto& [array, issued] : w.commit_marks) h.add(array).add(issued);
-    h.add(w.groups.size() | w.open.stores.size() << 32).add(w.retiring.size() | w.mma_groups.size() << 32);
-    for (const WarpRt::Release& r : w.releases) h.add(r.cta).add(r.slot).add(r.completion);
-    w.prog.hash_into(h);
+    wh.add(w.consumed.size());
+    for (const WarpRt::ConsumedPhase& c : w.consumed) wh.add(static_cast<uint64_t>(c.completed) << 1 | c.released);
+    for (const auto& [array, issued] : w.commit_marks) wh.add(array).add(issued);
+    wh.add(w.groups.size() | w.open.stores.size() << 32).add(w.retiring.size() | w.mma_groups.size() << 32);
+    for (const WarpRt::Release& r : w.releases) wh.add(r.cta).add(r.slot).add(r.completion);
+    w.prog.hash_into(wh);
+    h.add(wh.value());
   }
   for (const CtaRt& c : ctas_) {
     h.add(static_cast<uint64_t>(c.started) | static_cast<uint64_t>(c.exited) << 1 | static_cast<uint64_t>(c.tmem_relinquished) << 2 |
@@ -164,7 +166,7 @@ uint64_t Engine::state_hash() const {
                   .add(e.phase)
                   .value();
   h.add(pending_.size()).add(events);
-  h.add(consumed_h.value()).add(bars_h.value()).add(flags_h.value()).add(waiters_h.value());
+  h.add(bars_h.value()).add(flags_h.value()).add(waiters_h.value());
   if (run_) run_->hash_into(h);  // a PTX kernel's memory and its warps' registers
   return h.value();
 }
