@@ -681,8 +681,7 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
       if (x.in[j]) best.push_back(j);
     best_size = size;
   }
-  if (memo.sets.size() >= PersistentSetMemo::kMaxSets) memo.sets.clear();
-  memo.sets.emplace(key, best);
+  memo.remember(key, best);
 }
 
 }  // namespace detail

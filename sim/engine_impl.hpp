@@ -158,8 +158,19 @@ struct PersistentSetMemo {
       return h.value();
     }
   };
-  static constexpr size_t kMaxSets = size_t{1} << 18;  // past it the table starts over (bounded memory)
+  // Past 4 M words (32 MiB of keys and sets) the table starts over: a kernel whose situations seldom
+  // recur (many warps, few hits) would otherwise grow it with every state.
+  static constexpr size_t kMaxWords = size_t{1} << 22;
   std::unordered_map<Key, std::vector<size_t>, KeyHash> sets;
+  size_t words = 0;  // in sets' keys and values
+  void remember(const Key& key, const std::vector<size_t>& set) {
+    if (words >= kMaxWords) {
+      sets.clear();
+      words = 0;
+    }
+    words += key.size() + set.size();
+    sets.emplace(key, set);
+  }
   std::unordered_map<Key, uint32_t, KeyHash> futures;
   // f as key words, appended to `out`: a word of flags and size, then a word per touch.
   static void append(const Footprint& f, Key& out) {
