@@ -106,10 +106,11 @@ uint64_t warp_set(const std::vector<uint32_t>& ws) {
 }  // namespace
 
 uint64_t Engine::state_hash() const {
-  // The hash is a chain of dependent multiplies: each warp and the long per-slot lists go into chains
-  // of their own (barriers, flags, waiters), which the processor runs side by side, and their digests
-  // join the main one.
-  StateHash h, bars_h, flags_h, waiters_h;
+  // The hash is a chain of dependent multiplies: each warp goes into a chain of its own, and the long
+  // per-slot lists (barriers, flags, waiters) into four (LanedHash), which the processor runs side by
+  // side; their digests join the main one.
+  StateHash h;
+  LanedHash lists;
   h.add(fatal_).add(stopped_).add(next_cluster_);
   for (const WarpRt& w : warps_) {
     StateHash wh;
@@ -131,14 +132,14 @@ uint64_t Engine::state_hash() const {
           static_cast<uint64_t>(c.tmem_pair_waiter) << 32);
     h.add(static_cast<uint64_t>(static_cast<uint32_t>(c.live)) | static_cast<uint64_t>(static_cast<uint32_t>(c.tma_inflight)) << 32);
     h.add(c.tmem_held).add(c.tmem_last_alloc);
-    for (const MBarrier& b : c.bars) bars_h.add(static_cast<uint64_t>(b.completed) << 1 | b.initialised).add(b.pending).add(b.expected).add(b.tx);
+    for (const MBarrier& b : c.bars) lists.add(static_cast<uint64_t>(b.completed) << 1 | b.initialised).add(b.pending).add(b.expected).add(b.tx);
     for (const SmemCellRt& cell : c.cells)
       h.add(cell.written).add(cell.value).add(cell.writer).add(cell.releases_before).add(cell.slot).add(cell.completion);
-    for (uint8_t f : c.fenced) flags_h.add(f);
-    for (uint8_t v : c.visible) flags_h.add(v);
+    for (uint8_t f : c.fenced) lists.add(f);
+    for (uint8_t v : c.visible) lists.add(v);
     // A barrier's waiters as a set: the order they blocked in is an accident of the path (two waits
     // on one barrier commute, engine_footprint.cpp), and a completion releases them together.
-    for (const auto& ws : c.waiters) waiters_h.add(ws.size()).add(warp_set(ws));
+    for (const auto& ws : c.waiters) lists.add(ws.size()).add(warp_set(ws));
     // Likewise a named barrier's and the cluster barrier's: all leave together when the last arrives.
     // Only the named barriers in use, by id: most kernels use one or two of the 16, and the idle ones
     // were a third of the words hashed.
@@ -166,7 +167,7 @@ uint64_t Engine::state_hash() const {
                   .add(e.phase)
                   .value();
   h.add(pending_.size()).add(events);
-  h.add(bars_h.value()).add(flags_h.value()).add(waiters_h.value());
+  h.add(lists.value());
   if (run_) run_->hash_into(h);  // a PTX kernel's memory and its warps' registers
   return h.value();
 }

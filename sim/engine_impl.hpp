@@ -152,11 +152,10 @@ struct Future {
 struct PersistentSetMemo {
   using Key = std::vector<uint64_t>;
   struct KeyHash {
-    // Four chains of multiplies side by side (a key is tens of words, hashed at every state).
-    size_t operator()(const Key& k) const {
-      StateHash lane[4];
-      for (size_t i = 0; i < k.size(); ++i) lane[i % 4].add(k[i]);
-      return lane[0].add(lane[1].value()).add(lane[2].value()).add(lane[3].value()).add(k.size()).value();
+    size_t operator()(const Key& k) const {  // tens of words at every state
+      LanedHash h;
+      for (uint64_t v : k) h.add(v);
+      return h.value();
     }
   };
   // Past 4 M words (32 MiB of keys and sets) the table starts over: a kernel whose situations seldom
