@@ -576,22 +576,27 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
     return *x.futures[id];
   };
   // Found before: the same set (PersistentSetMemo).
-  thread_local PersistentSetMemo::Key key;
-  key.assign(1, n);
-  for (size_t i = 0; i < n; ++i) {
-    key.push_back(static_cast<uint64_t>(x.warp_of[i]) << 2 | static_cast<uint64_t>(x.retrying[i]) << 1 | asleep[i]);
-    if (x.warp_of[i] != kNoWarp) key.push_back(future_at(x.warp_of[i]).id);
-    PersistentSetMemo::append(prints[i], key);
-  }
-  for (size_t k = 0; k < x.waiting.size(); ++k) {
-    key.push_back(x.waiting[k]);
-    key.push_back(future_at(x.waiting[k]).id);
-    PersistentSetMemo::append(x.wakes[k], key);
-  }
   PersistentSetMemo& memo = *persistent_sets_;
-  if (const auto found = memo.sets.find(key); found != memo.sets.end()) {
-    best = found->second;
-    return;
+  const bool remembered = memo.in_use();
+  thread_local PersistentSetMemo::Key key;
+  if (remembered) {
+    key.assign(1, n);
+    for (size_t i = 0; i < n; ++i) {
+      key.push_back(static_cast<uint64_t>(x.warp_of[i]) << 2 | static_cast<uint64_t>(x.retrying[i]) << 1 | asleep[i]);
+      if (x.warp_of[i] != kNoWarp) key.push_back(future_at(x.warp_of[i]).id);
+      PersistentSetMemo::append(prints[i], key);
+    }
+    for (size_t k = 0; k < x.waiting.size(); ++k) {
+      key.push_back(x.waiting[k]);
+      key.push_back(future_at(x.waiting[k]).id);
+      PersistentSetMemo::append(x.wakes[k], key);
+    }
+    ++memo.lookups;
+    if (const auto found = memo.sets.find(key); found != memo.sets.end()) {
+      ++memo.hits;
+      best = found->second;
+      return;
+    }
   }
   if (x.dense_wakes.size() < x.waiting.size()) x.dense_wakes.resize(x.waiting.size());
   for (size_t k = 0; k < x.waiting.size(); ++k) densify(x.wakes[k], x.dense_wakes[k]);
@@ -681,7 +686,7 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
       if (x.in[j]) best.push_back(j);
     best_size = size;
   }
-  memo.remember(key, best);
+  if (remembered) memo.remember(key, best);
 }
 
 }  // namespace detail

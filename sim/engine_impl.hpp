@@ -163,6 +163,11 @@ struct PersistentSetMemo {
   static constexpr size_t kMaxWords = size_t{1} << 22;
   std::unordered_map<Key, std::vector<size_t>, KeyHash> sets;
   size_t words = 0;  // in sets' keys and values
+  // Where situations seldom recur (many warps and choices: ws_gemm.scn), building keys costs more than
+  // the hits save: after kTrial lookups with fewer than a quarter found, the memo is left unused.
+  static constexpr uint64_t kTrial = 4096;
+  uint64_t lookups = 0, hits = 0;
+  bool in_use() const { return lookups < kTrial || 4 * hits >= lookups; }
   void remember(const Key& key, const std::vector<size_t>& set) {
     if (words >= kMaxWords) {
       sets.clear();
