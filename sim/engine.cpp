@@ -47,7 +47,9 @@ std::string site_text(const Kernel& k, uint32_t site) {
 }
 
 Engine::Engine(const Kernel& k, const RunOptions& o)
-    : k_(&k), o_(o), tm_(timing_of(k, o)), rng_(o.seed), dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, queued_sms(k, o)), tm_.dram_copy_overlap),
+    : k_(&k), o_(o), tm_(timing_of(k, o)),
+      timed_(o.untimed ? CopiedBox<TimedParts>() : CopiedBox<TimedParts>(TimedParts{std::mt19937_64(o.seed), EventQueue()})),
+      dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, queued_sms(k, o)), tm_.dram_copy_overlap),
       // Untimed runs keep no L2 (nothing there is timed; the explorer copies engines, sim/explore.hpp).
       l2_(tm_.l2_bytes_per_ns > 0 && !o.untimed ? tm_.l2_bytes : 0),
       l2_hits_(tm_.l2_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)),
@@ -84,7 +86,7 @@ RunResult Engine::run() {
   launch_pending(0.0);
   const auto started = std::chrono::steady_clock::now();
   uint64_t polls = 0;
-  while (!q_.empty() && !fatal_) {
+  while (!timed_->q.empty() && !fatal_) {
     if (o_.max_events > 0 && res_.events >= o_.max_events) {
       stop(RunResult::StopCause::Events, started);
       break;
@@ -93,7 +95,7 @@ RunResult Engine::run() {
     // without synchronising still returns to the engine every few thousand instructions.
     if ((++polls & 1023) == 0 && budget_spent(started)) break;
     if ((polls & 0xffff) == 0 && o_.on_progress) o_.on_progress(now_, res_.events, ext_executed_);
-    happen(q_.pop());
+    happen(timed_->q.pop());
   }
   finish();
   return std::move(res_);
@@ -337,7 +339,7 @@ void Engine::step(uint32_t id) {
       if (wi + 1 < o_.replay->offsets.size() && i < o_.replay->offsets[wi + 1] && o_.replay->begin_ns[i] >= 0) {
         double noise = 0;
         if (o_.replay->noise_ns > 0)
-          noise = std::uniform_real_distribution<double>(-o_.replay->noise_ns, o_.replay->noise_ns)(rng_);
+          noise = std::uniform_real_distribution<double>(-o_.replay->noise_ns, o_.replay->noise_ns)(timed_->rng);
         // Stamps count from the device's first op; the model's first op is at the interpreter's start.
         const double start = o_.interp ? o_.interp->start_ns : 0.0;
         at = std::max(now_, start + o_.replay->begin_ns[i] + noise + (o_.interp ? interp_dispatch_ns(w.cur) : 0.0));

@@ -216,7 +216,7 @@ void Engine::land(const Event& e) {
   // 48, ...). A crossing anywhere else cannot complete the phase early.
   if ((o_.jitter > 0 || o_.parts_choice) && b.initialised && b.completed == e.phase && b.pending == 0 && b.tx > 0 &&
       b.tx < e.value && part_can_end_at(b.tx, e.value) &&
-      (o_.parts_choice ? o_.parts_choice(PartsChoice{static_cast<int>(e.target), e.slot, b.completed}) : (rng_() & 1))) {
+      (o_.parts_choice ? o_.parts_choice(PartsChoice{static_cast<int>(e.target), e.slot, b.completed}) : (timed_->rng() & 1))) {
     const int64_t rest = e.value - b.tx;
     ++ct.tma_inflight;
     push(now_ + 1.0, EventKind::TxLand, e.target, e.slot, e.site, e.from_warp, OpKind::CompleteTx, rest, e.phase);

@@ -29,6 +29,7 @@ bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
 
 void Engine::start_untimed() {
   continuations_ = std::make_shared<std::unordered_map<uint64_t, ProgramPoint>>();
+  persistent_sets_ = std::make_shared<PersistentSetMemo>();
   launch_pending(0.0);
 }
 
@@ -105,35 +106,40 @@ uint64_t warp_set(const std::vector<uint32_t>& ws) {
 }  // namespace
 
 uint64_t Engine::state_hash() const {
-  // The hash is a chain of dependent multiplies: the long per-slot lists go into chains of their own
-  // (consumed phases, barriers, flags, waiters), which the processor runs side by side, and their
-  // digests end the main one.
-  StateHash h, consumed_h, bars_h, flags_h, waiters_h;
+  // The hash is a chain of dependent multiplies: each warp goes into a chain of its own, and the long
+  // per-slot lists (barriers, flags, waiters) into four (LanedHash), which the processor runs side by
+  // side; their digests join the main one.
+  StateHash h;
+  LanedHash lists;
   h.add(fatal_).add(stopped_).add(next_cluster_);
   for (const WarpRt& w : warps_) {
-    h.add(w.status).add(w.block).add(w.retry).add(w.cluster_arrived).add(w.mma_issued).add(w.last_pass_slot);
-    const Op& o = w.cur;
-    h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
+    StateHash wh;
+    // Small fields share words (fewer words, less time): sizes and slot indices stay below 2^32.
+    static_assert(sizeof(w.status) == 1 && sizeof(w.block) == 1);
+    hash_op(wh, w.cur, static_cast<uint32_t>(w.status) | static_cast<uint32_t>(w.block) << 8 | static_cast<uint32_t>(w.retry) << 16);
+    wh.add(w.cluster_arrived).add(w.mma_issued).add(static_cast<uint64_t>(static_cast<uint32_t>(w.last_pass_slot)) | uint64_t{w.releases.size()} << 32);
     // Two fields in one word where one is a flag (fewer words, less time; counts stay far below 2^62).
-    consumed_h.add(w.consumed.size());
-    for (const WarpRt::ConsumedPhase& c : w.consumed) consumed_h.add(static_cast<uint64_t>(c.completed) << 1 | c.released);
-    for (const auto& [array, issued] : w.commit_marks) h.add(array).add(issued);
-    h.add(w.groups.size()).add(w.open.stores.size()).add(w.retiring.size()).add(w.mma_groups.size());
-    h.add(w.releases.size());
-    for (const WarpRt::Release& r : w.releases) h.add(r.cta).add(r.slot).add(r.completion);
-    w.prog.hash_into(h);
+    wh.add(w.consumed.size());
+    for (const WarpRt::ConsumedPhase& c : w.consumed) wh.add(static_cast<uint64_t>(c.completed) << 1 | c.released);
+    for (const auto& [array, issued] : w.commit_marks) wh.add(array).add(issued);
+    wh.add(w.groups.size() | w.open.stores.size() << 32).add(w.retiring.size() | w.mma_groups.size() << 32);
+    for (const WarpRt::Release& r : w.releases) wh.add(r.cta).add(r.slot).add(r.completion);
+    w.prog.hash_into(wh);
+    h.add(wh.value());
   }
   for (const CtaRt& c : ctas_) {
-    h.add(c.started).add(c.exited).add(c.live).add(c.tma_inflight);
-    h.add(c.tmem_held).add(c.tmem_last_alloc).add(c.tmem_relinquished).add(c.tmem_pair_waiter);
-    for (const MBarrier& b : c.bars) bars_h.add(static_cast<uint64_t>(b.completed) << 1 | b.initialised).add(b.pending).add(b.expected).add(b.tx);
+    h.add(static_cast<uint64_t>(c.started) | static_cast<uint64_t>(c.exited) << 1 | static_cast<uint64_t>(c.tmem_relinquished) << 2 |
+          static_cast<uint64_t>(c.tmem_pair_waiter) << 32);
+    h.add(static_cast<uint64_t>(static_cast<uint32_t>(c.live)) | static_cast<uint64_t>(static_cast<uint32_t>(c.tma_inflight)) << 32);
+    h.add(c.tmem_held).add(c.tmem_last_alloc);
+    for (const MBarrier& b : c.bars) lists.add(static_cast<uint64_t>(b.completed) << 1 | b.initialised).add(b.pending).add(b.expected).add(b.tx);
     for (const SmemCellRt& cell : c.cells)
       h.add(cell.written).add(cell.value).add(cell.writer).add(cell.releases_before).add(cell.slot).add(cell.completion);
-    for (uint8_t f : c.fenced) flags_h.add(f);
-    for (uint8_t v : c.visible) flags_h.add(v);
+    for (uint8_t f : c.fenced) lists.add(f);
+    for (uint8_t v : c.visible) lists.add(v);
     // A barrier's waiters as a set: the order they blocked in is an accident of the path (two waits
     // on one barrier commute, engine_footprint.cpp), and a completion releases them together.
-    for (const auto& ws : c.waiters) waiters_h.add(ws.size()).add(warp_set(ws));
+    for (const auto& ws : c.waiters) lists.add(ws.size()).add(warp_set(ws));
     // Likewise a named barrier's and the cluster barrier's: all leave together when the last arrives.
     // Only the named barriers in use, by id: most kernels use one or two of the 16, and the idle ones
     // were a third of the words hashed.
@@ -153,9 +159,15 @@ uint64_t Engine::state_hash() const {
   // The pending events as a multiset: their order in pending_ is an accident of the path.
   uint64_t events = 0;
   for (const Event& e : pending_)
-    events += StateHash().add(e.kind).add(e.target).add(e.slot).add(e.site).add(e.from_warp).add(e.op).add(e.value).add(e.phase).value();
+    events += StateHash()
+                  .add(static_cast<uint64_t>(e.kind) | static_cast<uint64_t>(e.op) << 8 | static_cast<uint64_t>(e.site) << 16)
+                  .add(static_cast<uint64_t>(e.target) | static_cast<uint64_t>(e.slot) << 32)
+                  .add(e.from_warp)
+                  .add(e.value)
+                  .add(e.phase)
+                  .value();
   h.add(pending_.size()).add(events);
-  h.add(consumed_h.value()).add(bars_h.value()).add(flags_h.value()).add(waiters_h.value());
+  h.add(lists.value());
   if (run_) run_->hash_into(h);  // a PTX kernel's memory and its warps' registers
   return h.value();
 }

@@ -385,7 +385,7 @@ uint64_t Engine::cluster_inits_published(int c) const {
 uint64_t Engine::future_key(uint32_t id, const Op& o, const WarpProgram& rest, uint64_t published) const {
   StateHash h;
   h.add(id).add(next_cluster_).add(observed_cta_group_).add(published);
-  h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
+  hash_op(h, o);
   rest.hash_into(h);
   return h.value();
 }
@@ -514,6 +514,7 @@ const Future& Engine::future_of(uint32_t id) const {
     if (p.future_known) return;
     p.future.print = f;
     densify(f, p.future.dense);
+    p.future.id = persistent_sets_->future_id(f);
     p.future_known = true;
   });
   // futures() stored it: its first segment is the warp's own point.
@@ -566,8 +567,6 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
     else if (w.block == Block::Named) wake.add(Object::Named, u(w.cta), static_cast<uint32_t>(w.cur.a), Access::Read);
     else if (w.block == Block::Cluster) wake.add(Object::Cluster, u(cluster_of(w.cta)), 0, Access::Read);
     else wake.everything = true;
-    if (x.dense_wakes.size() <= x.waiting.size()) x.dense_wakes.emplace_back();
-    densify(wake, x.dense_wakes[x.waiting.size()]);
     x.waiting.push_back(id);
   }
   // Each warp's future once per state (future_of looks it up by the warp's program point).
@@ -576,6 +575,31 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
     if (!x.futures[id]) x.futures[id] = &future_of(id);
     return *x.futures[id];
   };
+  // Found before: the same set (PersistentSetMemo).
+  PersistentSetMemo& memo = *persistent_sets_;
+  const bool remembered = memo.in_use();
+  thread_local PersistentSetMemo::Key key;
+  if (remembered) {
+    key.assign(1, n);
+    for (size_t i = 0; i < n; ++i) {
+      key.push_back(static_cast<uint64_t>(x.warp_of[i]) << 2 | static_cast<uint64_t>(x.retrying[i]) << 1 | asleep[i]);
+      if (x.warp_of[i] != kNoWarp) key.push_back(future_at(x.warp_of[i]).id);
+      PersistentSetMemo::append(prints[i], key);
+    }
+    for (size_t k = 0; k < x.waiting.size(); ++k) {
+      key.push_back(x.waiting[k]);
+      key.push_back(future_at(x.waiting[k]).id);
+      PersistentSetMemo::append(x.wakes[k], key);
+    }
+    ++memo.lookups;
+    if (const auto found = memo.sets.find(key); found != memo.sets.end()) {
+      ++memo.hits;
+      best = found->second;
+      return;
+    }
+  }
+  if (x.dense_wakes.size() < x.waiting.size()) x.dense_wakes.resize(x.waiting.size());
+  for (size_t k = 0; k < x.waiting.size(); ++k) densify(x.wakes[k], x.dense_wakes[k]);
   size_t best_size = n;
   // CTAs with a warp in the set or woken only through it: on the paths that avoid the set they
   // never end, so their other warps' exits change nothing the set reads (Footprint::conflicts).
@@ -662,6 +686,7 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
       if (x.in[j]) best.push_back(j);
     best_size = size;
   }
+  if (remembered) memo.remember(key, best);
 }
 
 }  // namespace detail

@@ -86,6 +86,26 @@ struct ClonedRun : std::unique_ptr<ExternalRun> {
   }
 };
 
+// An owned T that is copied with its owner (a deep copy), or absent. Holds what only timed runs use:
+// an untimed run leaves it empty, so the exhaustive search's copies of runs do not copy it.
+template <class T>
+class CopiedBox {
+ public:
+  CopiedBox() = default;
+  explicit CopiedBox(T value) : p_(std::make_unique<T>(std::move(value))) {}
+  CopiedBox(const CopiedBox& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  CopiedBox& operator=(const CopiedBox& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  CopiedBox(CopiedBox&&) noexcept = default;
+  CopiedBox& operator=(CopiedBox&&) noexcept = default;
+  T* operator->() const { return p_.get(); }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
 // TmemPair: in a cta_group::2 tcgen05.alloc / dealloc, waiting for the pair peer's (sim/engine_tmem.cpp).
 // Wgmma: in wgmma.mma_async, until the warpgroup's other warps have issued it too.
 enum class Block : uint8_t { None, Mbarrier, Named, Cluster, Timed, Tmem, TmemPair, Wgmma };
@@ -121,6 +141,54 @@ struct DenseFootprint {
 struct Future {
   Footprint print;
   DenseFootprint dense;
+  uint32_t id = 0;  // PersistentSetMemo::future_id: equal ids, equal prints
+};
+
+// Persistent sets found before (Engine::persistent_set), by all that decides one: each choice's warp,
+// whether it re-polls or sleeps, and its footprint; each waiting warp and what wakes it; the futures of
+// those warps, by content (future_id numbers each distinct future once). A key is kept whole, so a hit
+// is exact. The same situations recur all along a pipeline's loop: the closure runs once for each.
+// Shared by every copy of an untimed run, as Engine::continuations_ is.
+struct PersistentSetMemo {
+  using Key = std::vector<uint64_t>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {  // tens of words at every state
+      LanedHash h;
+      for (uint64_t v : k) h.add(v);
+      return h.value();
+    }
+  };
+  // Past 4 M words (32 MiB of keys and sets) the table starts over: a kernel whose situations seldom
+  // recur (many warps, few hits) would otherwise grow it with every state.
+  static constexpr size_t kMaxWords = size_t{1} << 22;
+  std::unordered_map<Key, std::vector<size_t>, KeyHash> sets;
+  size_t words = 0;  // in sets' keys and values
+  // Where situations seldom recur (many warps and choices: ws_gemm.scn), building keys costs more than
+  // the hits save: after kTrial lookups with fewer than a quarter found, the memo is left unused.
+  static constexpr uint64_t kTrial = 4096;
+  uint64_t lookups = 0, hits = 0;
+  bool in_use() const { return lookups < kTrial || 4 * hits >= lookups; }
+  void remember(const Key& key, const std::vector<size_t>& set) {
+    if (words >= kMaxWords) {
+      sets.clear();
+      words = 0;
+    }
+    words += key.size() + set.size();
+    sets.emplace(key, set);
+  }
+  std::unordered_map<Key, uint32_t, KeyHash> futures;
+  // f as key words, appended to `out`: a word of flags and size, then a word per touch.
+  static void append(const Footprint& f, Key& out) {
+    static_assert(static_cast<int>(Footprint::Object::CtaGroup) < 16, "a touch's object leaves bits 60-63 free");
+    out.push_back(static_cast<uint64_t>(f.everything) | static_cast<uint64_t>(f.sorted) << 1 | f.touches.size() << 2);
+    for (const Footprint::Touch& t : f.touches)
+      out.push_back(t.object | static_cast<uint64_t>(t.access) << 60 | static_cast<uint64_t>(t.last_exit) << 62);
+  }
+  uint32_t future_id(const Footprint& f) {
+    Key k;
+    append(f, k);
+    return futures.try_emplace(std::move(k), static_cast<uint32_t>(futures.size())).first->second;
+  }
 };
 
 // A program point of an untimed run (Engine::continuations_, keyed by Engine::future_key): the steps a
@@ -347,25 +415,25 @@ class Engine {
             uint32_t from = 0, OpKind op = OpKind::Compute, int64_t value = 0, int64_t phase = 0) {
     const Event e{t, seq_++, kind, target, slot, site, from, op, value, phase};
     if (o_.untimed) pending_.push_back(e);
-    else q_.push(e);
+    else timed_->q.push(e);
   }
   double jit(double ns) {
     if (o_.jitter <= 0 || ns <= 0) return ns;
     std::uniform_real_distribution<double> d(-o_.jitter, o_.jitter);
-    return ns * (1.0 + d(rng_));
+    return ns * (1.0 + d(timed_->rng));
   }
   // Under jitter only: a warp's first op starts up to warp_start_skew_ns late, so the first barrier
   // ops of different roles race as their prologues do on silicon (docs/semantics.md). A replay takes
   // the starts from the device's stamps.
   double start_skew() {
     if (o_.jitter <= 0 || tm_.warp_start_skew_ns <= 0 || o_.replay) return 0;
-    return std::uniform_real_distribution<double>(0, tm_.warp_start_skew_ns)(rng_);
+    return std::uniform_real_distribution<double>(0, tm_.warp_start_skew_ns)(timed_->rng);
   }
   // Under jitter only: one copy in eight lands up to tma_straggler_ns late, so copies to one barrier
   // may land out of issue order, as the DRAM serves them on silicon (docs/semantics.md).
   double straggle() {
-    if (o_.jitter <= 0 || tm_.tma_straggler_ns <= 0 || rng_() % 8 != 0) return 0;
-    return std::uniform_real_distribution<double>(0, tm_.tma_straggler_ns)(rng_);
+    if (o_.jitter <= 0 || tm_.tma_straggler_ns <= 0 || timed_->rng() % 8 != 0) return 0;
+    return std::uniform_real_distribution<double>(0, tm_.tma_straggler_ns)(timed_->rng);
   }
   CtaRt& cta(int c) { return ctas_[static_cast<size_t>(c)]; }
   const CtaRt& cta(int c) const { return ctas_[static_cast<size_t>(c)]; }
@@ -651,8 +719,13 @@ class Engine {
   const Kernel* k_;  // a pointer, not a reference: engines are assigned (the search reuses finished runs' storage)
   RunOptions o_;
   model::Timing tm_;
-  std::mt19937_64 rng_;
-  EventQueue q_;
+  // The timed run's random numbers (jitter, replay noise, parts of a copy) and its event queue; an
+  // untimed run has neither (its events wait in pending_, it has no jitter): 4 KiB less to copy.
+  struct TimedParts {
+    std::mt19937_64 rng;
+    EventQueue q;
+  };
+  CopiedBox<TimedParts> timed_;
   uint64_t seq_ = 0;
   double now_ = 0;
   double stores_free_ = 0;  // the stores' first-come queue to DRAM: busy until (their completion, not their share)
@@ -697,6 +770,7 @@ class Engine {
   // An untimed run's program points by future_key. Shared by every copy of the run (the search is
   // single-threaded); null in a timed run.
   std::shared_ptr<std::unordered_map<uint64_t, ProgramPoint>> continuations_;
+  std::shared_ptr<PersistentSetMemo> persistent_sets_;  // likewise
   std::vector<Event> pending_;      // RunOptions::untimed: the events, unordered (engine_explore.cpp)
   // Every event that happened (all state changes after the launch come through happen()), and
   // inits_published of CTAs 0..63 as it was after the `published_at_`-th: bit c known / published.

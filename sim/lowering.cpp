@@ -143,7 +143,7 @@ void WarpProgram::hash_into(StateHash& out) const {
   h.add(qsize_ - qhead_);
   for (size_t i = qhead_; i < qsize_; ++i) {
     const Op& o = i < kQueueInline ? qbuf_[i] : qspill_[i - kQueueInline];
-    h.add(o.kind).add(o.flags).add(o.site).add(o.bar.array).add(o.bar.index).add(o.bar.rank).add(o.a).add(o.b);
+    hash_op(h, o);
   }
   hash_ = h.value();
   hashed_ = true;

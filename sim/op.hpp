@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "model/arch.hpp"
+#include "sim/state_hash.hpp"
 
 namespace pipesim::sim {
 
@@ -123,5 +124,17 @@ struct Op {
   // 0 = not known (never an L2 hit).
   uint64_t box = 0;
 };
+
+// An op's fields for a state hash (the exhaustive search's states, sim/explore.hpp), in five words:
+// kind, flags and site share one, the barrier's array and index one, its rank one with `with` (24
+// bits of the caller's own, so that a warp's flags cost no word of their own); box is no state.
+inline StateHash& hash_op(StateHash& h, const Op& o, uint32_t with = 0) {
+  static_assert(sizeof(o.kind) == 1 && sizeof(o.flags) == 1 && sizeof(o.site) == 4 && sizeof(o.bar.index) == 4);
+  return h.add(static_cast<uint64_t>(o.kind) | static_cast<uint64_t>(o.flags) << 8 | static_cast<uint64_t>(o.site) << 16)
+      .add(static_cast<uint64_t>(o.bar.array) | static_cast<uint64_t>(o.bar.index) << 32)
+      .add(static_cast<uint64_t>(static_cast<uint32_t>(o.bar.rank)) | static_cast<uint64_t>(with) << 32)
+      .add(o.a)
+      .add(o.b);
+}
 
 }  // namespace pipesim::sim

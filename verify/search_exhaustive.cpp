@@ -85,6 +85,9 @@ class VisitedStates {
     ++used_;
     return true;
   }
+  // Starts loading `hash`'s first slot: a probe of a table of millions of states misses the cache,
+  // and the caller has work to do meanwhile.
+  void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[static_cast<size_t>(key_of(hash)) & (slots_.size() - 1)]); }
   Sleep stored(size_t slot) const {
     const uint64_t* b = pool_.data() + slots_[slot].offset;
     return {b, b + slots_[slot].size};
@@ -208,6 +211,19 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
   // `run` is kept by the frame it is pushed in, or recycled.
   const auto arrive = [&](sim::UntimedRun&& run, size_t open, const Ids& sleep) {
     const uint64_t hash = run.state_hash();
+    seen.prefetch(hash);
+    // The frame this state would be pushed in, filled while the table's slot loads: the choices' ids
+    // and footprints (wasted only on a revisit with nothing left to explore).
+    if (open > 0) {
+      if (depth == stack.size()) stack.emplace_back();
+      Frame& f = stack[depth];
+      f.reset(open);
+      if (bounds.partial_order)
+        for (size_t i = 0; i < open; ++i) {
+          f.ids.push_back(run.choice_id(i));
+          run.footprint(i, f.prints[i]);
+        }
+    }
     size_t slot = 0;
     const bool fresh = seen.insert(hash, sleep, slot);
     if (!fresh) {
@@ -239,18 +255,12 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       }
       return recycle(std::move(run));
     }
-    if (depth == stack.size()) stack.emplace_back();
     Frame& f = stack[depth++];
-    f.reset(open);
     f.run.emplace(std::move(run));
     f.sleep.assign(sleep.begin(), sleep.end());
     if (!fresh)
       for (size_t i = 0; i < open; ++i) f.todo[i] = asleep(left, f.run->choice_id(i));
     if (bounds.partial_order) {
-      for (size_t i = 0; i < open; ++i) {
-        f.ids.push_back(f.run->choice_id(i));
-        f.run->footprint(i, f.prints[i]);
-      }
       if (fresh && open > 1 && persistent) {
         sleeping.resize(open);
         for (size_t i = 0; i < open; ++i) sleeping[i] = asleep(f.sleep, f.ids[i]);
