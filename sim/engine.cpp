@@ -438,6 +438,7 @@ void Engine::finish() {
   res_.dram_busy_ns = dram_busy_;
   res_.l2_hit_bytes = l2_.hit_bytes();
   res_.l2_miss_bytes = l2_.miss_bytes();
+  res_.dram_read_bytes = l2_.brought_bytes();
   // Busy within the run: MMAs still queued when the last warp exits (nobody waited for them) run back to
   // back from now on, so the pipe's time past the end is its drain time.
   for (const SmRt& sm : sms_) res_.tensor_busy_ns += sm.tc.busy_ns() - std::max(0.0, sm.tc.drained() - now_);

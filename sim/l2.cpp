@@ -7,7 +7,8 @@ namespace pipesim::sim {
 L2Cache::L2Cache(double capacity_bytes) : capacity_(capacity_bytes) {}
 
 L2Cache::L2Cache(const L2Cache& o)
-    : capacity_(o.capacity_), held_(o.held_), lru_(o.lru_), hit_bytes_(o.hit_bytes_), miss_bytes_(o.miss_bytes_) {
+    : capacity_(o.capacity_), held_(o.held_), lru_(o.lru_), hit_bytes_(o.hit_bytes_), miss_bytes_(o.miss_bytes_),
+      brought_bytes_(o.brought_bytes_) {
   for (auto it = lru_.begin(); it != lru_.end(); ++it) where_.emplace(it->key, it);
 }
 
@@ -36,7 +37,8 @@ void L2Cache::touch(uint64_t key, int64_t bytes, double filled_at) {
 bool L2Cache::read(uint64_t key, int64_t bytes, int64_t fill_bytes) {
   const int64_t brought = std::max(bytes, fill_bytes);
   if (key == 0 || capacity_ <= 0) {
-    miss_bytes_ += brought;
+    miss_bytes_ += bytes;
+    brought_bytes_ += brought;
     return false;
   }
   if (auto it = where_.find(key); it != where_.end()) {
@@ -44,7 +46,8 @@ bool L2Cache::read(uint64_t key, int64_t bytes, int64_t fill_bytes) {
     lru_.splice(lru_.begin(), lru_, it->second);
     return true;
   }
-  miss_bytes_ += brought;
+  miss_bytes_ += bytes;
+  brought_bytes_ += brought;
   touch(key, brought, kFilling);  // filling until the miss lands
   return false;
 }

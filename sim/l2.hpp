@@ -42,7 +42,8 @@ class L2Cache {
   void fill(uint64_t key, double at);
 
   int64_t hit_bytes() const { return hit_bytes_; }
-  int64_t miss_bytes() const { return miss_bytes_; }
+  int64_t miss_bytes() const { return miss_bytes_; }          // the bytes the missing reads asked for
+  int64_t brought_bytes() const { return brought_bytes_; }    // what their misses read from the DRAM
   double held_bytes() const { return held_; }
 
  private:
@@ -58,7 +59,7 @@ class L2Cache {
   double held_ = 0;
   std::list<Box> lru_;  // front: most recent
   std::unordered_map<uint64_t, std::list<Box>::iterator> where_;
-  int64_t hit_bytes_ = 0, miss_bytes_ = 0;
+  int64_t hit_bytes_ = 0, miss_bytes_ = 0, brought_bytes_ = 0;
 };
 
 // A footprint key from a tensor (or buffer) id and a box's coordinates: equal boxes, equal keys,

@@ -113,7 +113,8 @@ TEST(L2Cache, ABoxAMissBroughtInIsFillingUntilThatMissLands) {
 TEST(L2Cache, AMissBringsInItsPromotionsWholeGroup) {
   L2Cache l2(1000);
   EXPECT_FALSE(l2.read(5, 100, 200));  // a box of 100 B whose L2 promotion fills 200
-  EXPECT_EQ(l2.miss_bytes(), 200);
+  EXPECT_EQ(l2.miss_bytes(), 100);     // what the read asked for
+  EXPECT_EQ(l2.brought_bytes(), 200);  // what the DRAM gave
   EXPECT_EQ(l2.held_bytes(), 200);
   EXPECT_TRUE(l2.read(5, 100, 200));  // the group's other box: the same key, a hit of its own bytes
   EXPECT_EQ(l2.hit_bytes(), 100);
@@ -164,6 +165,7 @@ TEST(L2Engine, ReReadTilesHitAndRunFaster) {
   // The first CTA to read a box misses; the 7 others hit (they run side by side, so a box may be
   // read by several CTAs before its first copy lands: the L2 counts the read, not the landing).
   EXPECT_EQ(shared.result.l2_miss_bytes, 64 * 32768);
+  EXPECT_EQ(shared.result.dram_read_bytes, shared.result.l2_miss_bytes);  // a scenario's boxes promote nothing
   EXPECT_EQ(shared.result.l2_hit_bytes, 7 * 64 * 32768);
   EXPECT_EQ(own.result.l2_hit_bytes, 0);
   EXPECT_EQ(off.result.l2_hit_bytes, 0);

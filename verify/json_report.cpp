@@ -272,7 +272,7 @@ json to_json(const CheckResult& c, const ReportOptions& options) {
   // The L2 and the DRAM's bytes: a multicast copy is one read; stores are written back.
   j["memory"] = json{{"l2_hit_bytes", r.l2_hit_bytes},
                      {"l2_miss_bytes", r.l2_miss_bytes},
-                     {"dram_read_bytes", r.l2_miss_bytes},
+                     {"dram_read_bytes", r.dram_read_bytes},
                      {"dram_write_bytes", r.dram_write_bytes}};
   j["events"] = r.events;
   j["instructions"] = k.external ? json(r.instructions) : json(nullptr);  // PTX instructions the warps executed
