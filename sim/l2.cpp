@@ -19,8 +19,9 @@ L2Cache& L2Cache::operator=(const L2Cache& o) {
 
 void L2Cache::touch(uint64_t key, int64_t bytes, double filled_at) {
   if (auto it = where_.find(key); it != where_.end()) {
-    held_ += static_cast<double>(bytes - it->second->bytes);  // a box re-read with another size
+    held_ += static_cast<double>(bytes - it->second->bytes);  // a box stored again with another size
     it->second->bytes = bytes;
+    it->second->filled_at = filled_at;
     lru_.splice(lru_.begin(), lru_, it->second);
   } else {
     lru_.push_front(Box{key, bytes, filled_at});
@@ -54,9 +55,7 @@ bool L2Cache::read(uint64_t key, int64_t bytes, int64_t fill_bytes) {
 
 void L2Cache::write(uint64_t key, int64_t bytes) {
   if (key == 0 || capacity_ <= 0) return;
-  touch(key, bytes, -kFilling);
-  // The store's bytes are there, whatever was filling (a box larger than the L2 is not kept).
-  if (auto it = where_.find(key); it != where_.end()) it->second->filled_at = -kFilling;
+  touch(key, bytes, -kFilling);  // the store's bytes are there, whatever was filling
 }
 
 double L2Cache::filled_at(uint64_t key) const {

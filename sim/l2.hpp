@@ -52,7 +52,8 @@ class L2Cache {
     int64_t bytes;
     double filled_at;  // L2Cache::filled_at
   };
-  // Most recent, inserted if new (with `filled_at`), then evicts to capacity.
+  // Most recent with `bytes` and `filled_at` (inserted if new), then evicts to capacity. A read calls
+  // it for a miss only (a hit keeps its box as it is); a store for any box.
   void touch(uint64_t key, int64_t bytes, double filled_at);
 
   double capacity_;

@@ -106,6 +106,9 @@ TEST(L2Cache, ABoxAMissBroughtInIsFillingUntilThatMissLands) {
   EXPECT_EQ(l2.filled_at(7), 500.0);
   l2.write(8, 100);
   EXPECT_EQ(l2.filled_at(8), -L2Cache::kFilling);  // a store's bytes are there at once
+  EXPECT_FALSE(l2.read(6, 100));
+  l2.write(6, 100);                                // ... even over a box still filling
+  EXPECT_EQ(l2.filled_at(6), -L2Cache::kFilling);
   l2.fill(9, 100.0);                               // a box no longer held: nothing to do
   EXPECT_EQ(l2.filled_at(9), -L2Cache::kFilling);
 }
