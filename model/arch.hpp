@@ -57,10 +57,12 @@ struct Timing {
   // every byte from the DRAM.
   double l2_bytes = 0;
   double l2_bytes_per_ns = 0;
-  // The H100 serves hits at l2_bytes_per_ns only while the set of lines being read is small: once the
-  // boxes the L2 holds total more than l2_fast_set_bytes, its hits are served at l2_slow_bytes_per_ns
-  // device-wide (the `tmaprobe l2` windows: 8 MiB fast, 9 MiB and up slow; why is not known, and it is
-  // not the traffic between the L2's two partitions, which Nsight Compute counts near zero in both).
+  // The H100 serves hits at l2_bytes_per_ns only while the set of lines being read is small: a launch
+  // whose footprint in the L2 (boxes read and stored, st.global bytes) passes l2_fast_set_bytes has
+  // its hits served at l2_slow_bytes_per_ns device-wide, from its first copy on (a launch among
+  // back-to-back launches of itself cycles through all of it; sim::run). The `tmaprobe l2` windows:
+  // 8 MiB fast, 9 MiB and up slow; why is not known, and it is not the traffic between the L2's two
+  // partitions, which Nsight Compute counts near zero in both.
   // l2_slow_bytes_per_ns = 0: one rate for every hit.
   double l2_fast_set_bytes = 0;
   double l2_slow_bytes_per_ns = 0;

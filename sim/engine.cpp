@@ -87,6 +87,10 @@ RunResult Engine::run() {
   const auto started = std::chrono::steady_clock::now();
   uint64_t polls = 0;
   while (!timed_->q.empty() && !fatal_) {
+    if (probe_fast_set_ && l2_footprint_bytes() > tm_.l2_fast_set_bytes) {
+      passed_fast_set_ = true;  // sim::run runs again; what this run found so far is not reported
+      break;
+    }
     if (o_.max_events > 0 && res_.events >= o_.max_events) {
       stop(RunResult::StopCause::Events, started);
       break;
@@ -97,8 +101,13 @@ RunResult Engine::run() {
     if ((polls & 0xffff) == 0 && o_.on_progress) o_.on_progress(now_, res_.events, ext_executed_);
     happen(timed_->q.pop());
   }
+  if (passed_fast_set_) return {};
   finish();
   return std::move(res_);
+}
+
+bool Engine::l2_fast_set_matters() const {
+  return !o_.untimed && l2_.capacity() > 0 && tm_.l2_slow_bytes_per_ns > 0 && tm_.l2_fast_set_bytes > 0;
 }
 
 bool Engine::budget_spent(std::chrono::steady_clock::time_point t0) {
@@ -573,7 +582,15 @@ RunResult run(const Kernel& kernel, const RunOptions& options) {
   // The front ends refuse such a launch at its line (verify/parser.cpp, verify/ptx/launch_resolve.cpp);
   // this is the last guard for kernels built elsewhere (generated protocols, tests).
   if (const std::string no = run_footprint(kernel).refusal(); !no.empty()) throw std::runtime_error(no);
+  {
+    detail::Engine probe(kernel, options);
+    if (!probe.l2_fast_set_matters()) return probe.run();
+    probe.probe_fast_set();
+    RunResult r = probe.run();
+    if (!probe.passed_fast_set()) return r;
+  }
   detail::Engine e(kernel, options);
+  e.footprint_past_fast_set();
   return e.run();
 }
 

@@ -337,6 +337,18 @@ class Engine {
 
   RunResult run();
 
+  // The L2's fast set (Timing::l2_fast_set_bytes) is about the lines a launch cycles through, which
+  // for a launch timed among back-to-back launches of itself is its whole footprint (docs/semantics.md,
+  // "The L2"). sim::run learns whether that passes the fast set from a first run that stops as soon
+  // as the L2 holds more (probe_fast_set), then runs again with every hit slow (footprint_past_fast_set).
+  bool l2_fast_set_matters() const;
+  void probe_fast_set() { probe_fast_set_ = true; }
+  void footprint_past_fast_set() { footprint_past_fast_set_ = true; }
+  bool passed_fast_set() const { return passed_fast_set_; }
+  // The launch's footprint in the L2 so far: what it holds and what the warps stored past the engine's
+  // copies (ExternalRun::global_bytes_stored; a kernel's own st.global epilogue writes its output).
+  double l2_footprint_bytes() const { return l2_.held_bytes() + (run_ ? run_->global_bytes_stored() : 0.0); }
+
   // ------------------------------------------- untimed stepping (sim/explore.hpp, engine_explore.cpp)
   // RunOptions::untimed: every event goes to pending_ and nothing but the explorer orders them.
   // A warp stops before each synchronising op (poised); the explorer picks which poised warp or
@@ -612,7 +624,7 @@ class Engine {
   struct DramCopy {
     bool store = false;  // a bulk store takes bandwidth; its completion is timed by the store itself
     bool from_l2 = false;  // an L2 hit: served by l2_hits_ instead of the DRAM
-    bool l2_slow = false;  // an L2 hit past the fast set: served by l2_slow_ (Timing::l2_slow_bytes_per_ns)
+    bool l2_slow = false;  // an L2 hit of a launch whose footprint passes the fast set: served by l2_slow_ (Timing::l2_slow_bytes_per_ns)
     uint32_t target = 0, slot = 0, site = 0, from = 0;
     int64_t bytes = 0, phase = 0;
     double dram_bytes = 0;
@@ -732,7 +744,7 @@ class Engine {
   DramQueue dram_;
   L2Cache l2_;          // which boxes the L2 holds (hit or miss)
   DramQueue l2_hits_;   // the L2's bandwidth, shared by the SMs as the DRAM's is
-  DramQueue l2_slow_;   // the same once the L2 holds more than Timing::l2_fast_set_bytes
+  DramQueue l2_slow_;   // the same once the launch's footprint passes Timing::l2_fast_set_bytes
   double dram_event_at_ = std::numeric_limits<double>::infinity();  // the earliest DramDone pending
   // Copies in flight for the loaded latency: (landing time, bytes), earliest landing on top; the
   // bytes of copies the DRAM has not served yet are counted but have no landing time.
@@ -746,6 +758,7 @@ class Engine {
   ClonedRun run_;  // Kernel::external's state for this run, its warps included
   bool fatal_ = false;
   bool stopped_ = false;  // the budget ran out (Verdict::Stopped)
+  bool probe_fast_set_ = false, footprint_past_fast_set_ = false, passed_fast_set_ = false;  // l2_fast_set_matters
   bool overshoot_warned_ = false;
   uint32_t slots_ = 0;
   std::vector<uint32_t> array_of_slot_;

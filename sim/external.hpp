@@ -63,6 +63,9 @@ class ExternalRun {
   virtual std::unique_ptr<ExternalRun> clone() const = 0;
   // The memory and the discovered barriers' numbering, and every warp started (hash_into of each).
   virtual void hash_into(StateHash& h) const = 0;
+  // Bytes the warps stored to global memory by their own instructions (st.global), not by the
+  // engine's copies: they pass through the L2 and count in the launch's footprint there.
+  virtual double global_bytes_stored() const { return 0; }
 };
 
 class ExternalProgram {

@@ -45,6 +45,7 @@ class L2Cache {
   int64_t miss_bytes() const { return miss_bytes_; }          // the bytes the missing reads asked for
   int64_t brought_bytes() const { return brought_bytes_; }    // what their misses read from the DRAM
   double held_bytes() const { return held_; }
+  double capacity() const { return capacity_; }
 
  private:
   struct Box {

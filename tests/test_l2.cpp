@@ -179,8 +179,9 @@ TEST(L2Engine, ReReadTilesHitAndRunFaster) {
   EXPECT_EQ(off.result.end_ns, own.result.end_ns);  // without the L2: every byte from the DRAM
 }
 
-// Hits are served at l2_slow_bytes_per_ns only once the L2 holds more than l2_fast_set_bytes:
-// kReread's shared boxes are 2 MiB.
+// Hits are served at l2_slow_bytes_per_ns once the launch's footprint passes l2_fast_set_bytes, and
+// then from its first copy on (sim::run's first pass finds the footprint): kReread's shared boxes are
+// 2 MiB.
 pipesim::verify::CheckResult run_l2(double fast_set_bytes, double slow_bytes_per_ns) {
   pipesim::verify::CheckOptions o;
   o.defines = {{"SAME", 1}};
@@ -191,15 +192,17 @@ pipesim::verify::CheckResult run_l2(double fast_set_bytes, double slow_bytes_per
   return r;
 }
 
-TEST(L2Engine, HitsSlowDownOnlyOnceTheL2HoldsMoreThanItsFastSet) {
+TEST(L2Engine, HitsAreSlowFromTheStartWhenTheLaunchsFootprintPassesTheFastSet) {
   const double mib = 1024.0 * 1024.0;
   const double slow = 100;  // B/ns: far below the 8 CTAs' intake, so it shows in the end time
-  // 2 MiB held, a 2 MiB fast set: every hit at l2_bytes_per_ns, whatever the slow rate.
+  // A 2 MiB footprint, a 2 MiB fast set: every hit at l2_bytes_per_ns, whatever the slow rate.
   EXPECT_EQ(run_l2(2 * mib, slow).result.end_ns, run_l2(2 * mib, 0).result.end_ns);
-  // A 1 MiB fast set: the hits after the first 1 MiB is held come at the slow rate.
+  // A 1 MiB fast set: the hits come at the slow rate.
   const auto slowed = run_l2(1 * mib, slow), one_rate = run_l2(1 * mib, 0);
   EXPECT_EQ(slowed.result.l2_hit_bytes, one_rate.result.l2_hit_bytes);  // how fast, not hit or miss
   EXPECT_GT(slowed.result.end_ns, 2 * one_rate.result.end_ns);
+  // All of them, those before the L2 held 1 MiB too: the same run as with a fast set of one byte.
+  EXPECT_EQ(slowed.result.end_ns, run_l2(1, slow).result.end_ns);
 }
 
 // CTA 0 reads boxes 0..7 (64 KiB each, one SM's intake: the last lands ~3 us in); CTA 1 reads box 7

@@ -296,6 +296,8 @@ TEST(PtxMachine, JoinsInsideALoopThatEndsByLeaving) {
       const uint64_t mask = it == 0 ? 0xffffffffu : 0xffffffdfu;
       EXPECT_EQ(h.out(3 * l + it), (mask << 8) | (l % 2 ? it + 1 : 0)) << l << " " << it;
     }
+  // What the warp stored counts every lane that ran each st.global (the L2's footprint, sim/engine).
+  EXPECT_EQ(ptx::global_bytes_stored(*h.grid), (32u + 31u + 31u) * 8u);
 }
 
 TEST(PtxMachine, ExitDeactivatesLanesForGood) {

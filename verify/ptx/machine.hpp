@@ -145,6 +145,8 @@ uint64_t shared_bytes_per_cta(const GridState& grid);
 // The highest byte of shared memory any warp of any CTA used so far (loads, stores, barriers, copy
 // destinations and sources), + 1.
 uint64_t shared_bytes_touched(const GridState& grid);
+// The bytes the warps stored to global memory with st.global so far (every lane's, repeats included).
+uint64_t global_bytes_stored(const GridState& grid);
 
 // Memory access for the front end (tests, reports): read/write bytes at a generic address.
 bool read_memory(const GridState& grid, uint32_t cta, uint64_t generic_addr, void* out, uint64_t bytes);

@@ -305,6 +305,7 @@ class GridState {
   // time order by up to a step, so a store that comes "earlier" waits for the work queued, not until
   // the time a later one was taken.
   double device_store_backlog_ns = 0, device_store_at = 0;
+  uint64_t global_bytes_stored = 0;  // global_bytes_stored(): not part of the state (hash_grid)
   uint32_t sm_count = 132;
   uint32_t nctas = 1, threads = 1;
 

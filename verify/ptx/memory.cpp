@@ -347,6 +347,7 @@ void hash_grid(const GridState& grid, sim::StateHash& h) {
 
 uint64_t shared_bytes_per_cta(const GridState& grid) { return grid.smem_bytes; }
 uint64_t shared_bytes_touched(const GridState& grid) { return grid.smem_touched; }
+uint64_t global_bytes_stored(const GridState& grid) { return grid.global_bytes_stored; }
 
 bool read_memory(const GridState& grid, uint32_t cta, uint64_t addr, void* out, uint64_t bytes) {
   if (addr >= kSharedWindow && addr < kSharedWindow + kWindowBytes) {

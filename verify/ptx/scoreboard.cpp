@@ -103,6 +103,7 @@ void scoreboard_issue(Exec& x, const DInstr& in, uint32_t lanes) {
 
 void charge_global_store(Exec& x, const DOp& addr, uint32_t bytes) {
   GridState& g = *x.grid;
+  g.global_bytes_stored += uint64_t{bytes} * static_cast<uint64_t>(std::popcount(x.mask));
   const InstructionTiming& c = g.costs;
   if (c.store_sector_ns <= 0 && c.store_issue_ns <= 0 && c.device_sector_ns <= 0 && c.device_partial_sector_ns <= 0) return;
   // The 32-byte sectors the warp's lanes write, and which of their bytes: a sector written whole

@@ -172,6 +172,7 @@ class PtxRun final : public sim::ExternalRun {
       if (w) w->hash_into(h);
   }
   uint32_t barrier_slots() const override { return static_cast<uint32_t>(offsets_.size()); }
+  double global_bytes_stored() const override { return static_cast<double>(ptx::global_bytes_stored(*grid_)); }
   // "full[2] (shared 0x10)" where a static .shared variable holds the barrier; "mbarrier at dynamic
   // shared +0x40 (shared 0x40)" in the dynamic area.
   std::string barrier_name(uint32_t slot) const override {
