@@ -73,6 +73,10 @@ Point classify(std::string_view rest) {
     }
     if (starts_with(form, ".shared")) return {Where::After, tensor ? "cp.async.bulk.tensor" : "cp.async.bulk", {}};
   }
+  // A warpgroup MMA's fence and commit, after they return: with the wait, whether a k-block's time
+  // goes to issuing its wgmma or to waiting for them.
+  if (opcode_is("wgmma.fence")) return {Where::After, "wgmma.fence", {}};
+  if (opcode_is("wgmma.commit_group")) return {Where::After, "wgmma.commit_group", {}};
   if (opcode_is("wgmma.wait_group")) return {Where::After, "wgmma.wait_group", {}};
   if (opcode_is("cp.async.bulk.wait_group")) return {Where::After, "cp.async.bulk.wait_group", {}};
   if (opcode_is("barrier.cluster.wait")) return {Where::After, "barrier.cluster.wait", {}};
