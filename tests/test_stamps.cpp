@@ -87,6 +87,25 @@ TEST(Stamps, TmaLoadsAreStampedAfterTheirIssueButNotStoresOrPrefetches) {
   EXPECT_EQ(s.sites[3].ptx_line, 13u);
 }
 
+TEST(Stamps, AWarpgroupMmasFenceCommitAndWaitAreStampedButNotTheMmaItself) {
+  const std::string ptx =
+      ".version 8.0\n.target sm_90a\n.address_size 64\n"
+      ".visible .entry k()\n{\n"
+      "\t.reg .b64 %rd<3>;\n\t.reg .f32 %f<2>;\n"
+      "\twgmma.fence.sync.aligned;\n"
+      "\twgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f1, %f1, %f1}, %rd1, %rd2, 1, 1, 1, 0, 0;\n"
+      "\twgmma.commit_group.sync.aligned;\n"
+      "\twgmma.wait_group.sync.aligned 0;\n"
+      "\tret;\n}\n";
+  const auto s = add_stamps(ptx, "k", 1, 1, 8);
+  ASSERT_EQ(s.sites.size(), 5u);
+  const std::pair<uint32_t, const char*> want[] = {{8, "wgmma.fence"}, {10, "wgmma.commit_group"}, {11, "wgmma.wait_group"}};
+  for (size_t i = 0; i < std::size(want); ++i) {
+    EXPECT_EQ(s.sites[2 + i].ptx_line, want[i].first) << i;
+    EXPECT_EQ(s.sites[2 + i].what, want[i].second) << i;
+  }
+}
+
 TEST(Stamps, GuardedWaitsAreLeftAloneAndGuardedExitsStampUnderTheirGuard) {
   const std::string ptx =
       ".version 8.0\n.target sm_90a\n.address_size 64\n"
