@@ -160,9 +160,9 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
     std::vector<uint8_t> todo;           // per choice: to explore from here
     std::vector<size_t> done;            // choices explored from here so far
     bool reduced = false;                // only a persistent set is explored
-    std::optional<TrailStep> taken;      // the last choice taken, described before the run moved
+    std::optional<size_t> moved_by;      // the choice whose child took the run (next may move on since)
     // The choice on the current path (the one explored last from here).
-    size_t on_path() const { return taken ? taken->index : next - 1; }
+    size_t on_path() const { return moved_by ? *moved_by : next - 1; }
     // Ready for a state with n choices. A frame is reused at its depth and its vectors keep their
     // capacity (allocating them afresh was a third of the search's allocations); prints keeps its
     // footprints too, whose touches are refilled in place (only the first n count).
@@ -176,7 +176,7 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       todo.assign(n, 1);
       done.clear();
       reduced = false;
-      taken.reset();
+      moved_by.reset();
     }
   };
   std::vector<Frame> stack;  // stack[0, depth) is the current path; frames past it wait to be reused
@@ -248,9 +248,15 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
         found = true;
         res.outcome = outcome;
         res.result = std::move(r);
+        // The trail's steps, described on a replay of the path: describing every choice as its run
+        // moved on (in case a trail was wanted) was 3 % of the search.
+        sim::UntimedRun replay(kernel, base);
+        replay.settle();
         for (size_t d = 0; d < depth; ++d) {
           const Frame& f = stack[d];
-          res.trail.push_back(f.taken ? *f.taken : TrailStep{f.run->describe(f.on_path()), f.on_path(), f.open});
+          res.trail.push_back(TrailStep{replay.describe(f.on_path()), f.on_path(), f.open});
+          replay.take(f.on_path());
+          replay.settle();
         }
       }
       return recycle(std::move(run));
@@ -329,8 +335,8 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       sleep.erase(std::unique(sleep.begin(), sleep.end()), sleep.end());
       top.done.push_back(i);
     }
-    // The last child explored from here takes the run itself (no copy); the trail keeps its description.
-    // So does the last member of a persistent set.
+    // The last child explored from here takes the run itself (no copy), and the frame remembers which
+    // choice it was. So does the last member of a persistent set.
     if (!top.run) {  // taken by a child, and more is to be explored here after all (below): replay the path
       top.run.emplace(kernel, base);
       top.run->settle();
@@ -338,12 +344,12 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
         top.run->take(stack[d].on_path());
         top.run->settle();
       }
-      top.taken.reset();
+      top.moved_by.reset();
     }
     const bool last = remaining(top) == 0;
     std::optional<sim::UntimedRun> moved;
     if (last) {
-      top.taken = TrailStep{top.run->describe(i), i, top.open};
+      top.moved_by = i;
       moved.emplace(std::move(*top.run));
       top.run.reset();
     }
