@@ -7,8 +7,6 @@
 
 #include "sim/engine_impl.hpp"
 
-#include <unordered_map>
-
 namespace pipesim::sim {
 namespace detail {
 namespace {
@@ -28,7 +26,7 @@ bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
 }  // namespace
 
 void Engine::start_untimed() {
-  continuations_ = std::make_shared<std::unordered_map<uint64_t, ProgramPoint>>();
+  continuations_ = std::make_shared<ProgramPoints>();
   persistent_sets_ = std::make_shared<PersistentSetMemo>();
   launch_pending(0.0);
 }

@@ -28,6 +28,7 @@
 #include "sim/l2.hpp"
 #include "sim/slot_pool.hpp"
 #include "sim/tensor_pipe.hpp"
+#include "sim/untimed_tables.hpp"
 #include "sim/explain.hpp"
 #include "sim/explore.hpp"
 #include "sim/lowering.hpp"
@@ -117,88 +118,6 @@ std::string site_text(const Kernel& k, uint32_t site);
 struct LastArrival {
   int cta = -1, warp = -1;
   uint32_t site = 0;
-};
-
-// A footprint as bitsets over the objects of the run (Engine::densify), for the persistent-set
-// closure's conflict checks, tens per state against whole-program futures: a few word operations
-// instead of a walk of both touch lists. Exact: one bit per object, a CTA's objects in a block of
-// their own (Engine::dense_cta_bits), kAnyIndex sets every bit of its group. `lasting`: the touches
-// not marked last_exit, which a pinned CTA does not excuse (Footprint::conflicts). Not valid (the walk
-// decides) for `everything`, an object out of the run's range, or a launch with more objects than
-// the bits hold.
-struct DenseFootprint {
-  static constexpr size_t kWords = 4;
-  using Bits = std::array<uint64_t, kWords>;
-  bool valid = false;
-  uint8_t words = 0;            // of each Bits in use: the run's objects / 64, rounded up
-  Bits all[3]{}, lasting[3]{};  // per Footprint::Access
-  enum class Clash : uint8_t { No, Yes, Unknown };
-  // Footprint::conflicts of `a` with `o` where `pinned` holds the bits of the pinned CTAs.
-  static Clash clash(const DenseFootprint& a, const DenseFootprint& o, const Bits& pinned);
-};
-
-// A warp's future (Engine::futures) with its bitsets.
-struct Future {
-  Footprint print;
-  DenseFootprint dense;
-  uint32_t id = 0;  // PersistentSetMemo::future_id: equal ids, equal prints
-};
-
-// Persistent sets found before (Engine::persistent_set), by all that decides one: each choice's warp,
-// whether it re-polls or sleeps, and its footprint; each waiting warp and what wakes it; the futures of
-// those warps, by content (future_id numbers each distinct future once). A key is kept whole, so a hit
-// is exact. The same situations recur all along a pipeline's loop: the closure runs once for each.
-// Shared by every copy of an untimed run, as Engine::continuations_ is.
-struct PersistentSetMemo {
-  using Key = std::vector<uint64_t>;
-  struct KeyHash {
-    size_t operator()(const Key& k) const {  // tens of words at every state
-      LanedHash h;
-      for (uint64_t v : k) h.add(v);
-      return h.value();
-    }
-  };
-  // Past 4 M words (32 MiB of keys and sets) the table starts over: a kernel whose situations seldom
-  // recur (many warps, few hits) would otherwise grow it with every state.
-  static constexpr size_t kMaxWords = size_t{1} << 22;
-  std::unordered_map<Key, std::vector<size_t>, KeyHash> sets;
-  size_t words = 0;  // in sets' keys and values
-  // Where situations seldom recur (many warps and choices: ws_gemm.scn), building keys costs more than
-  // the hits save: after kTrial lookups with fewer than a quarter found, the memo is left unused.
-  static constexpr uint64_t kTrial = 4096;
-  uint64_t lookups = 0, hits = 0;
-  bool in_use() const { return lookups < kTrial || 4 * hits >= lookups; }
-  void remember(const Key& key, const std::vector<size_t>& set) {
-    if (words >= kMaxWords) {
-      sets.clear();
-      words = 0;
-    }
-    words += key.size() + set.size();
-    sets.emplace(key, set);
-  }
-  std::unordered_map<Key, uint32_t, KeyHash> futures;
-  // f as key words, appended to `out`: a word of flags and size, then a word per touch.
-  static void append(const Footprint& f, Key& out) {
-    static_assert(static_cast<int>(Footprint::Object::CtaGroup) < 16, "a touch's object leaves bits 60-63 free");
-    out.push_back(static_cast<uint64_t>(f.everything) | static_cast<uint64_t>(f.sorted) << 1 | f.touches.size() << 2);
-    for (const Footprint::Touch& t : f.touches)
-      out.push_back(t.object | static_cast<uint64_t>(t.access) << 60 | static_cast<uint64_t>(t.last_exit) << 62);
-  }
-  uint32_t future_id(const Footprint& f) {
-    Key k;
-    append(f, k);
-    return futures.try_emplace(std::move(k), static_cast<uint32_t>(futures.size())).first->second;
-  }
-};
-
-// A program point of an untimed run (Engine::continuations_, keyed by Engine::future_key): the steps a
-// warp runs from there up to its next synchronising op (Engine::continuation) and its future
-// (Engine::futures), each computed once.
-struct ProgramPoint {
-  Footprint steps;     // what those steps touch, exit aside
-  bool exits = false;  // the program ends before a synchronising op: the warp exits
-  bool steps_known = false, future_known = false;
-  Future future;
 };
 
 struct WarpRt {
@@ -769,7 +688,7 @@ class Engine {
   RunResult res_;
   // An untimed run's program points by future_key. Shared by every copy of the run (the search is
   // single-threaded); null in a timed run.
-  std::shared_ptr<std::unordered_map<uint64_t, ProgramPoint>> continuations_;
+  std::shared_ptr<ProgramPoints> continuations_;
   std::shared_ptr<PersistentSetMemo> persistent_sets_;  // likewise
   std::vector<Event> pending_;      // RunOptions::untimed: the events, unordered (engine_explore.cpp)
   // Every event that happened (all state changes after the launch come through happen()), and
