@@ -7,6 +7,9 @@
 
 #include "sim/engine_impl.hpp"
 
+#include <bit>
+#include <cstring>
+
 namespace pipesim::sim {
 namespace detail {
 namespace {
@@ -101,6 +104,24 @@ uint64_t warp_set(const std::vector<uint32_t>& ws) {
   for (uint32_t x : ws) set += StateHash::mix(x + 1);
   return set;
 }
+
+// A barrier's pending, expected and tx in one word: the mbarrier rules keep the counts within
+// 0 .. kMbarMaxCount and tx within +-kMbarMaxCount (sim/mbarrier.cpp refuses an op that would
+// leave them), 20 bits and 21.
+uint64_t barrier_counts(const MBarrier& b) {
+  static_assert(kMbarMaxCount < (1 << 20));
+  return static_cast<uint64_t>(b.pending) | static_cast<uint64_t>(b.expected) << 20 | static_cast<uint64_t>(b.tx + kMbarMaxCount) << 40;
+}
+
+// Per-slot flags, eight to a word.
+void add_bytes(LanedHash& h, const std::vector<uint8_t>& bytes) {
+  h.add(bytes.size());
+  for (size_t i = 0; i < bytes.size(); i += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, bytes.data() + i, std::min<size_t>(8, bytes.size() - i));
+    h.add(word);
+  }
+}
 }  // namespace
 
 uint64_t Engine::state_hash() const {
@@ -130,18 +151,19 @@ uint64_t Engine::state_hash() const {
           static_cast<uint64_t>(c.tmem_pair_waiter) << 32);
     h.add(static_cast<uint64_t>(static_cast<uint32_t>(c.live)) | static_cast<uint64_t>(static_cast<uint32_t>(c.tma_inflight)) << 32);
     h.add(c.tmem_held).add(c.tmem_last_alloc);
-    for (const MBarrier& b : c.bars) lists.add(static_cast<uint64_t>(b.completed) << 1 | b.initialised).add(b.pending).add(b.expected).add(b.tx);
+    for (const MBarrier& b : c.bars) lists.add(static_cast<uint64_t>(b.completed) << 1 | b.initialised).add(barrier_counts(b));
     for (const SmemCellRt& cell : c.cells)
       h.add(cell.written).add(cell.value).add(cell.writer).add(cell.releases_before).add(cell.slot).add(cell.completion);
-    for (uint8_t f : c.fenced) lists.add(f);
-    for (uint8_t v : c.visible) lists.add(v);
+    add_bytes(lists, c.fenced);
+    add_bytes(lists, c.visible);
     // A barrier's waiters as a set: the order they blocked in is an accident of the path (two waits
     // on one barrier commute, engine_footprint.cpp), and a completion releases them together.
     for (const auto& ws : c.waiters) lists.add(ws.size()).add(warp_set(ws));
     // Likewise a named barrier's and the cluster barrier's: all leave together when the last arrives.
     // Only the named barriers in use, by id: most kernels use one or two of the 16, and the idle ones
-    // were a third of the words hashed.
-    for (int id = 0; id < kNamedBarriers; ++id) {
+    // were a third of the words hashed (and looking through all 16 a tenth of the hash's time).
+    for (uint32_t used = c.named_used; used != 0; used &= used - 1) {
+      const int id = std::countr_zero(used);
       const NamedRt& n = c.named[id];
       if (n.count == 0 && n.arrived == 0 && n.warps.empty() && n.waiters.empty()) continue;
       h.add(id).add(n.count).add(n.arrived).add(n.warps.size()).add(warp_set(n.warps)).add(n.waiters.size()).add(warp_set(n.waiters));

@@ -225,6 +225,7 @@ struct CtaRt {
   std::vector<uint32_t> expect_site;     // per slot: site of the last expect_tx on it
   std::vector<std::vector<uint32_t>> waiters;  // per slot: warp ids
   NamedRt named[kNamedBarriers];
+  uint32_t named_used = 0;  // bit id: the named barriers this CTA has used (the state hash reads only these)
   std::vector<WarpgroupRt> warpgroups;  // by warp / 4; grows on the first wgmma
   int tma_inflight = 0;
   uint32_t inflight_site = 0, inflight_warp = 0;  // the latest copy into this CTA (for exit_inflight)
