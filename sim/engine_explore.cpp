@@ -14,7 +14,7 @@ namespace pipesim::sim {
 namespace detail {
 namespace {
 
-bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
+bool is_choice(const Event& e, const WarpList& warps) {
   switch (e.kind) {
     case EventKind::WarpStep: {
       const WarpRt& w = warps[e.target];
@@ -59,7 +59,7 @@ const std::vector<uint64_t>& Engine::settle() {
     thread_local std::vector<uint64_t> guarded;  // keeps its capacity: settle runs at every step of the search
     guarded.clear();
     for (const Event& e : pending_)
-      (e.kind == EventKind::WarpStep && wait_would_block(warps_[e.target]) ? guarded : choices_).push_back(e.seq);
+      (e.kind == EventKind::WarpStep && wait_would_block(std::as_const(warps_)[e.target]) ? guarded : choices_).push_back(e.seq);
     if (!choices_.empty() || guarded.empty()) break;
     // Nothing else can happen: the waits block as the timed run's would, and the run ends in a hang.
     for (uint64_t seq : guarded) take(seq);
@@ -127,11 +127,15 @@ void add_bytes(LanedHash& h, const std::vector<uint8_t>& bytes) {
 uint64_t Engine::state_hash() const {
   // The hash is a chain of dependent multiplies: each warp goes into a chain of its own, and the long
   // per-slot lists (barriers, flags, waiters) into four (LanedHash), which the processor runs side by
-  // side; their digests join the main one.
+  // side; their digests join the main one. A warp's digest is kept until the warp is written (WarpList).
   StateHash h;
   LanedHash lists;
   h.add(fatal_).add(stopped_).add(next_cluster_);
   for (const WarpRt& w : warps_) {
+    if (w.hashed) {
+      h.add(w.digest);
+      continue;
+    }
     StateHash wh;
     // Small fields share words (fewer words, less time): sizes and slot indices stay below 2^32.
     static_assert(sizeof(w.status) == 1 && sizeof(w.block) == 1);
@@ -144,7 +148,9 @@ uint64_t Engine::state_hash() const {
     wh.add(w.groups.size() | w.open.stores.size() << 32).add(w.retiring.size() | w.mma_groups.size() << 32);
     for (const WarpRt::Release& r : w.releases) wh.add(r.cta).add(r.slot).add(r.completion);
     w.prog.hash_into(wh);
-    h.add(wh.value());
+    w.digest = wh.value();
+    w.hashed = true;
+    h.add(w.digest);
   }
   for (const CtaRt& c : ctas_) {
     h.add(static_cast<uint64_t>(c.started) | static_cast<uint64_t>(c.exited) << 1 | static_cast<uint64_t>(c.tmem_relinquished) << 2 |

@@ -173,6 +173,41 @@ struct WarpRt {
   // were after event #future_key_at (the entries are shared by every copy of the run).
   mutable uint64_t future_key_at = UINT64_MAX, future_key = 0;
   mutable ProgramPoint* point = nullptr;
+  // This warp's part of the untimed run's state hash (Engine::state_hash), kept while `hashed`: a
+  // WarpList clears it when the warp is reached for writing.
+  mutable uint64_t digest = 0;
+  mutable bool hashed = false;
+};
+
+// The run's warps. Reaching a warp for writing (the non-const accessors) clears its kept digest, so
+// that the state hash hashes again only the warps an event may have changed: the search hashes every
+// state it reaches, and most warps did not move since the last. Read through a const WarpList (or
+// std::as_const) where nothing is written.
+class WarpList {
+ public:
+  WarpRt& operator[](size_t i) {
+    v_[i].hashed = false;
+    return v_[i];
+  }
+  const WarpRt& operator[](size_t i) const { return v_[i]; }
+  size_t size() const { return v_.size(); }
+  const WarpRt* data() const { return v_.data(); }
+  std::vector<WarpRt>::const_iterator begin() const { return v_.begin(); }
+  std::vector<WarpRt>::const_iterator end() const { return v_.end(); }
+  // Every warp, for writing.
+  std::vector<WarpRt>& all() {
+    for (WarpRt& w : v_) w.hashed = false;
+    return v_;
+  }
+  template <class... Args>
+  WarpRt& emplace_back(Args&&... args) {
+    return v_.emplace_back(std::forward<Args>(args)...);
+  }
+  WarpRt& back() { return (*this)[v_.size() - 1]; }
+  void reserve(size_t n) { v_.reserve(n); }
+
+ private:
+  std::vector<WarpRt> v_;
 };
 
 // The bytes a clusterlaunchcontrol.try_cancel response completes on its mbarrier (PTX ISA: .b128).
@@ -680,7 +715,7 @@ class Engine {
   bool warned_store_exit_ = false;
   std::vector<CtaRt> ctas_;
   std::vector<ClusterRt> clusters_;
-  std::vector<WarpRt> warps_;
+  WarpList warps_;
   std::vector<uint32_t> ext_stepped_;  // PTX warps stepped since the last budget poll (repeats allowed)
   uint64_t ext_executed_ = 0;          // their instructions as of that poll
   std::vector<double> role_wait_ns_;
