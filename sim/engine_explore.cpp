@@ -132,7 +132,7 @@ uint64_t Engine::state_hash() const {
   LanedHash lists;
   h.add(fatal_).add(stopped_).add(next_cluster_);
   for (const WarpRt& w : warps_) {
-    if (w.hashed) {
+    if (w.kept.digest) {
       h.add(w.digest);
       continue;
     }
@@ -149,7 +149,7 @@ uint64_t Engine::state_hash() const {
     for (const WarpRt::Release& r : w.releases) wh.add(r.cta).add(r.slot).add(r.completion);
     w.prog.hash_into(wh);
     w.digest = wh.value();
-    w.hashed = true;
+    w.kept.digest = true;
     h.add(w.digest);
   }
   for (const CtaRt& c : ctas_) {

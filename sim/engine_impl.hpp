@@ -120,6 +120,14 @@ struct LastArrival {
   uint32_t site = 0;
 };
 
+// What a warp's future key (Engine::future_key) takes from the engine besides the warp: the next
+// cluster to launch, the tcgen05 cta_group seen so far, the cluster's published inits.
+struct FutureContext {
+  int next_cluster = -1, cta_group = 0;
+  uint64_t published = 0;
+  bool operator==(const FutureContext&) const = default;
+};
+
 struct WarpRt {
   WarpRt(WarpProgram p, int c, int w, int r) : prog(std::move(p)), cta(c), warp(w), role(r) {}
   WarpProgram prog;
@@ -169,24 +177,27 @@ struct WarpRt {
   struct Release { int cta; uint32_t slot; int64_t completion; };
   std::vector<Release> releases;
   std::vector<int64_t> loaded;  // the values its loads read, in order (WarpEnd::loaded)
-  // An untimed run's Engine::future_key of this warp and its entry in Engine::continuations_, as they
-  // were after event #future_key_at (the entries are shared by every copy of the run).
+  // Values derived from this warp alone, valid until a WarpList hands the warp out for writing.
+  struct Kept { bool digest = false, key = false; };
+  mutable Kept kept;
+  // An untimed run's Engine::future_key of this warp and its entry in Engine::continuations_ (shared by
+  // every copy of the run), as they were after event #future_key_at; the key, while kept.key and the
+  // engine's part of it is still `key_context`.
   mutable uint64_t future_key_at = UINT64_MAX, future_key = 0;
+  mutable FutureContext key_context;
   mutable ProgramPoint* point = nullptr;
-  // This warp's part of the untimed run's state hash (Engine::state_hash), kept while `hashed`: a
-  // WarpList clears it when the warp is reached for writing.
+  // This warp's part of the untimed run's state hash (Engine::state_hash), while kept.digest.
   mutable uint64_t digest = 0;
-  mutable bool hashed = false;
 };
 
-// The run's warps. Reaching a warp for writing (the non-const accessors) clears its kept digest, so
-// that the state hash hashes again only the warps an event may have changed: the search hashes every
-// state it reaches, and most warps did not move since the last. Read through a const WarpList (or
-// std::as_const) where nothing is written.
+// The run's warps. Reaching a warp for writing (the non-const accessors) clears what it keeps
+// (WarpRt::kept), so that the state hash and the future keys are computed again only for the warps an
+// event may have changed: the search does both at every state it reaches, and most warps did not move
+// since the last. Read through a const WarpList (or std::as_const) where nothing is written.
 class WarpList {
  public:
   WarpRt& operator[](size_t i) {
-    v_[i].hashed = false;
+    v_[i].kept = {};
     return v_[i];
   }
   const WarpRt& operator[](size_t i) const { return v_[i]; }
@@ -196,7 +207,7 @@ class WarpList {
   std::vector<WarpRt>::const_iterator end() const { return v_.end(); }
   // Every warp, for writing.
   std::vector<WarpRt>& all() {
-    for (WarpRt& w : v_) w.hashed = false;
+    for (WarpRt& w : v_) w.kept = {};
     return v_;
   }
   template <class... Args>
@@ -335,9 +346,14 @@ class Engine {
     const WarpRt& w = warps_[id];
     if (w.future_key_at != events_happened_) {  // asked for each footprint and each persistent set of a state
       w.future_key_at = events_happened_;
-      const uint64_t key = future_key(id, w.cur, w.prog, cluster_inits_published(w.cta));
-      if (!w.point || key != w.future_key) w.point = &(*continuations_)[key];  // a warp that did not move keeps its entry
-      w.future_key = key;
+      const FutureContext now{next_cluster_, observed_cta_group_, cluster_inits_published(w.cta)};
+      if (!w.kept.key || !(w.key_context == now)) {  // a warp that did not move keeps its key and entry
+        const uint64_t key = future_key(id, w.cur, w.prog, now.published);
+        if (!w.point || key != w.future_key) w.point = &(*continuations_)[key];
+        w.future_key = key;
+        w.key_context = now;
+        w.kept.key = true;
+      }
     }
     return *w.point;
   }
