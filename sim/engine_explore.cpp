@@ -168,7 +168,7 @@ uint64_t Engine::state_hash() const {
     // Likewise a named barrier's and the cluster barrier's: all leave together when the last arrives.
     // Only the named barriers in use, by id: most kernels use one or two of the 16, and the idle ones
     // were a third of the words hashed (and looking through all 16 a tenth of the hash's time).
-    for (uint32_t used = c.named_used; used != 0; used &= used - 1) {
+    for (uint32_t used = c.named.used(); used != 0; used &= used - 1) {
       const int id = std::countr_zero(used);
       const NamedRt& n = c.named[id];
       if (n.count == 0 && n.arrived == 0 && n.warps.empty() && n.waiters.empty()) continue;

@@ -244,6 +244,27 @@ struct NamedRt {
   std::vector<uint32_t> waiters;  // warp ids blocked in bar.sync
 };
 
+// A CTA's named barriers by id, allocated at the first use of one: most kernels use none, and each copy
+// of an untimed run copied sixteen idle ones (a KiB and 32 vectors).
+class NamedBarriers {
+ public:
+  const NamedRt& operator[](int64_t id) const {
+    static const NamedRt kIdle;
+    return v_.empty() ? kIdle : v_[static_cast<size_t>(id)];
+  }
+  // Barrier `id` (0 .. kNamedBarriers - 1), to arrive on it.
+  NamedRt& use(int64_t id) {
+    if (v_.empty()) v_.resize(kNamedBarriers);
+    used_ |= 1u << id;
+    return v_[static_cast<size_t>(id)];
+  }
+  uint32_t used() const { return used_; }  // bit id: the barriers used so far (the state hash reads only these)
+
+ private:
+  std::vector<NamedRt> v_;
+  uint32_t used_ = 0;
+};
+
 // wgmma.mma_async is warpgroup-collective: a warp's issue stalls until each warp of its warpgroup has
 // issued it; then the warpgroup's MMA runs on the tensor pipe as one.
 struct WarpgroupRt {
@@ -270,8 +291,7 @@ struct CtaRt {
   std::vector<uint8_t> fenced, visible;
   std::vector<uint32_t> expect_site;     // per slot: site of the last expect_tx on it
   std::vector<std::vector<uint32_t>> waiters;  // per slot: warp ids
-  NamedRt named[kNamedBarriers];
-  uint32_t named_used = 0;  // bit id: the named barriers this CTA has used (the state hash reads only these)
+  NamedBarriers named;
   std::vector<WarpgroupRt> warpgroups;  // by warp / 4; grows on the first wgmma
   int tma_inflight = 0;
   uint32_t inflight_site = 0, inflight_warp = 0;  // the latest copy into this CTA (for exit_inflight)
