@@ -458,7 +458,7 @@ void Engine::finish() {
     for (const WarpRt& w : warps_) res_.instructions += ext_view(w)->instructions();
   }
   bool waiting = false;
-  for (WarpRt& w : warps_)
+  for (WarpRt& w : warps_.all())
     if (w.status == WarpStatus::Blocked && w.block != Block::None) waiting = true;
   const bool unlaunched = next_cluster_ < static_cast<int>(clusters_.size());
   if (fatal_) res_.verdict = Verdict::Error;

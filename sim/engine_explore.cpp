@@ -7,13 +7,14 @@
 
 #include "sim/engine_impl.hpp"
 
-#include <unordered_map>
+#include <bit>
+#include <cstring>
 
 namespace pipesim::sim {
 namespace detail {
 namespace {
 
-bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
+bool is_choice(const Event& e, const WarpList& warps) {
   switch (e.kind) {
     case EventKind::WarpStep: {
       const WarpRt& w = warps[e.target];
@@ -28,7 +29,7 @@ bool is_choice(const Event& e, const std::vector<WarpRt>& warps) {
 }  // namespace
 
 void Engine::start_untimed() {
-  continuations_ = std::make_shared<std::unordered_map<uint64_t, ProgramPoint>>();
+  continuations_ = std::make_shared<ProgramPoints>();
   persistent_sets_ = std::make_shared<PersistentSetMemo>();
   launch_pending(0.0);
 }
@@ -58,7 +59,7 @@ const std::vector<uint64_t>& Engine::settle() {
     thread_local std::vector<uint64_t> guarded;  // keeps its capacity: settle runs at every step of the search
     guarded.clear();
     for (const Event& e : pending_)
-      (e.kind == EventKind::WarpStep && wait_would_block(warps_[e.target]) ? guarded : choices_).push_back(e.seq);
+      (e.kind == EventKind::WarpStep && wait_would_block(std::as_const(warps_)[e.target]) ? guarded : choices_).push_back(e.seq);
     if (!choices_.empty() || guarded.empty()) break;
     // Nothing else can happen: the waits block as the timed run's would, and the run ends in a hang.
     for (uint64_t seq : guarded) take(seq);
@@ -103,16 +104,38 @@ uint64_t warp_set(const std::vector<uint32_t>& ws) {
   for (uint32_t x : ws) set += StateHash::mix(x + 1);
   return set;
 }
+
+// A barrier's pending, expected and tx in one word: the mbarrier rules keep the counts within
+// 0 .. kMbarMaxCount and tx within +-kMbarMaxCount (sim/mbarrier.cpp refuses an op that would
+// leave them), 20 bits and 21.
+uint64_t barrier_counts(const MBarrier& b) {
+  static_assert(kMbarMaxCount < (1 << 20));
+  return static_cast<uint64_t>(b.pending) | static_cast<uint64_t>(b.expected) << 20 | static_cast<uint64_t>(b.tx + kMbarMaxCount) << 40;
+}
+
+// Per-slot flags, eight to a word.
+void add_bytes(LanedHash& h, const std::vector<uint8_t>& bytes) {
+  h.add(bytes.size());
+  for (size_t i = 0; i < bytes.size(); i += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, bytes.data() + i, std::min<size_t>(8, bytes.size() - i));
+    h.add(word);
+  }
+}
 }  // namespace
 
 uint64_t Engine::state_hash() const {
   // The hash is a chain of dependent multiplies: each warp goes into a chain of its own, and the long
   // per-slot lists (barriers, flags, waiters) into four (LanedHash), which the processor runs side by
-  // side; their digests join the main one.
+  // side; their digests join the main one. A warp's digest is kept until the warp is written (WarpList).
   StateHash h;
   LanedHash lists;
   h.add(fatal_).add(stopped_).add(next_cluster_);
   for (const WarpRt& w : warps_) {
+    if (w.kept.digest) {
+      h.add(w.digest);
+      continue;
+    }
     StateHash wh;
     // Small fields share words (fewer words, less time): sizes and slot indices stay below 2^32.
     static_assert(sizeof(w.status) == 1 && sizeof(w.block) == 1);
@@ -125,25 +148,28 @@ uint64_t Engine::state_hash() const {
     wh.add(w.groups.size() | w.open.stores.size() << 32).add(w.retiring.size() | w.mma_groups.size() << 32);
     for (const WarpRt::Release& r : w.releases) wh.add(r.cta).add(r.slot).add(r.completion);
     w.prog.hash_into(wh);
-    h.add(wh.value());
+    w.digest = wh.value();
+    w.kept.digest = true;
+    h.add(w.digest);
   }
   for (const CtaRt& c : ctas_) {
     h.add(static_cast<uint64_t>(c.started) | static_cast<uint64_t>(c.exited) << 1 | static_cast<uint64_t>(c.tmem_relinquished) << 2 |
           static_cast<uint64_t>(c.tmem_pair_waiter) << 32);
     h.add(static_cast<uint64_t>(static_cast<uint32_t>(c.live)) | static_cast<uint64_t>(static_cast<uint32_t>(c.tma_inflight)) << 32);
     h.add(c.tmem_held).add(c.tmem_last_alloc);
-    for (const MBarrier& b : c.bars) lists.add(static_cast<uint64_t>(b.completed) << 1 | b.initialised).add(b.pending).add(b.expected).add(b.tx);
+    for (const MBarrier& b : c.bars) lists.add(static_cast<uint64_t>(b.completed) << 1 | b.initialised).add(barrier_counts(b));
     for (const SmemCellRt& cell : c.cells)
       h.add(cell.written).add(cell.value).add(cell.writer).add(cell.releases_before).add(cell.slot).add(cell.completion);
-    for (uint8_t f : c.fenced) lists.add(f);
-    for (uint8_t v : c.visible) lists.add(v);
+    add_bytes(lists, c.fenced);
+    add_bytes(lists, c.visible);
     // A barrier's waiters as a set: the order they blocked in is an accident of the path (two waits
     // on one barrier commute, engine_footprint.cpp), and a completion releases them together.
     for (const auto& ws : c.waiters) lists.add(ws.size()).add(warp_set(ws));
     // Likewise a named barrier's and the cluster barrier's: all leave together when the last arrives.
     // Only the named barriers in use, by id: most kernels use one or two of the 16, and the idle ones
-    // were a third of the words hashed.
-    for (int id = 0; id < kNamedBarriers; ++id) {
+    // were a third of the words hashed (and looking through all 16 a tenth of the hash's time).
+    for (uint32_t used = c.named.used(); used != 0; used &= used - 1) {
+      const int id = std::countr_zero(used);
       const NamedRt& n = c.named[id];
       if (n.count == 0 && n.arrived == 0 && n.warps.empty() && n.waiters.empty()) continue;
       h.add(id).add(n.count).add(n.arrived).add(n.warps.size()).add(warp_set(n.warps)).add(n.waiters.size()).add(warp_set(n.waiters));

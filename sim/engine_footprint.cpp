@@ -592,9 +592,8 @@ void Engine::persistent_set(const std::vector<Footprint>& prints, const std::vec
       PersistentSetMemo::append(x.wakes[k], key);
     }
     ++memo.lookups;
-    if (const auto found = memo.sets.find(key); found != memo.sets.end()) {
+    if (memo.recall(key, best)) {
       ++memo.hits;
-      best = found->second;
       return;
     }
   }

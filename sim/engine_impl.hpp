@@ -28,6 +28,7 @@
 #include "sim/l2.hpp"
 #include "sim/slot_pool.hpp"
 #include "sim/tensor_pipe.hpp"
+#include "sim/untimed_tables.hpp"
 #include "sim/explain.hpp"
 #include "sim/explore.hpp"
 #include "sim/lowering.hpp"
@@ -119,86 +120,12 @@ struct LastArrival {
   uint32_t site = 0;
 };
 
-// A footprint as bitsets over the objects of the run (Engine::densify), for the persistent-set
-// closure's conflict checks, tens per state against whole-program futures: a few word operations
-// instead of a walk of both touch lists. Exact: one bit per object, a CTA's objects in a block of
-// their own (Engine::dense_cta_bits), kAnyIndex sets every bit of its group. `lasting`: the touches
-// not marked last_exit, which a pinned CTA does not excuse (Footprint::conflicts). Not valid (the walk
-// decides) for `everything`, an object out of the run's range, or a launch with more objects than
-// the bits hold.
-struct DenseFootprint {
-  static constexpr size_t kWords = 4;
-  using Bits = std::array<uint64_t, kWords>;
-  bool valid = false;
-  uint8_t words = 0;            // of each Bits in use: the run's objects / 64, rounded up
-  Bits all[3]{}, lasting[3]{};  // per Footprint::Access
-  enum class Clash : uint8_t { No, Yes, Unknown };
-  // Footprint::conflicts of `a` with `o` where `pinned` holds the bits of the pinned CTAs.
-  static Clash clash(const DenseFootprint& a, const DenseFootprint& o, const Bits& pinned);
-};
-
-// A warp's future (Engine::futures) with its bitsets.
-struct Future {
-  Footprint print;
-  DenseFootprint dense;
-  uint32_t id = 0;  // PersistentSetMemo::future_id: equal ids, equal prints
-};
-
-// Persistent sets found before (Engine::persistent_set), by all that decides one: each choice's warp,
-// whether it re-polls or sleeps, and its footprint; each waiting warp and what wakes it; the futures of
-// those warps, by content (future_id numbers each distinct future once). A key is kept whole, so a hit
-// is exact. The same situations recur all along a pipeline's loop: the closure runs once for each.
-// Shared by every copy of an untimed run, as Engine::continuations_ is.
-struct PersistentSetMemo {
-  using Key = std::vector<uint64_t>;
-  struct KeyHash {
-    size_t operator()(const Key& k) const {  // tens of words at every state
-      LanedHash h;
-      for (uint64_t v : k) h.add(v);
-      return h.value();
-    }
-  };
-  // Past 4 M words (32 MiB of keys and sets) the table starts over: a kernel whose situations seldom
-  // recur (many warps, few hits) would otherwise grow it with every state.
-  static constexpr size_t kMaxWords = size_t{1} << 22;
-  std::unordered_map<Key, std::vector<size_t>, KeyHash> sets;
-  size_t words = 0;  // in sets' keys and values
-  // Where situations seldom recur (many warps and choices: ws_gemm.scn), building keys costs more than
-  // the hits save: after kTrial lookups with fewer than a quarter found, the memo is left unused.
-  static constexpr uint64_t kTrial = 4096;
-  uint64_t lookups = 0, hits = 0;
-  bool in_use() const { return lookups < kTrial || 4 * hits >= lookups; }
-  void remember(const Key& key, const std::vector<size_t>& set) {
-    if (words >= kMaxWords) {
-      sets.clear();
-      words = 0;
-    }
-    words += key.size() + set.size();
-    sets.emplace(key, set);
-  }
-  std::unordered_map<Key, uint32_t, KeyHash> futures;
-  // f as key words, appended to `out`: a word of flags and size, then a word per touch.
-  static void append(const Footprint& f, Key& out) {
-    static_assert(static_cast<int>(Footprint::Object::CtaGroup) < 16, "a touch's object leaves bits 60-63 free");
-    out.push_back(static_cast<uint64_t>(f.everything) | static_cast<uint64_t>(f.sorted) << 1 | f.touches.size() << 2);
-    for (const Footprint::Touch& t : f.touches)
-      out.push_back(t.object | static_cast<uint64_t>(t.access) << 60 | static_cast<uint64_t>(t.last_exit) << 62);
-  }
-  uint32_t future_id(const Footprint& f) {
-    Key k;
-    append(f, k);
-    return futures.try_emplace(std::move(k), static_cast<uint32_t>(futures.size())).first->second;
-  }
-};
-
-// A program point of an untimed run (Engine::continuations_, keyed by Engine::future_key): the steps a
-// warp runs from there up to its next synchronising op (Engine::continuation) and its future
-// (Engine::futures), each computed once.
-struct ProgramPoint {
-  Footprint steps;     // what those steps touch, exit aside
-  bool exits = false;  // the program ends before a synchronising op: the warp exits
-  bool steps_known = false, future_known = false;
-  Future future;
+// What a warp's future key (Engine::future_key) takes from the engine besides the warp: the next
+// cluster to launch, the tcgen05 cta_group seen so far, the cluster's published inits.
+struct FutureContext {
+  int next_cluster = -1, cta_group = 0;
+  uint64_t published = 0;
+  bool operator==(const FutureContext&) const = default;
 };
 
 struct WarpRt {
@@ -250,10 +177,48 @@ struct WarpRt {
   struct Release { int cta; uint32_t slot; int64_t completion; };
   std::vector<Release> releases;
   std::vector<int64_t> loaded;  // the values its loads read, in order (WarpEnd::loaded)
-  // An untimed run's Engine::future_key of this warp and its entry in Engine::continuations_, as they
-  // were after event #future_key_at (the entries are shared by every copy of the run).
+  // Values derived from this warp alone, valid until a WarpList hands the warp out for writing.
+  struct Kept { bool digest = false, key = false; };
+  mutable Kept kept;
+  // An untimed run's Engine::future_key of this warp and its entry in Engine::continuations_ (shared by
+  // every copy of the run), as they were after event #future_key_at; the key, while kept.key and the
+  // engine's part of it is still `key_context`.
   mutable uint64_t future_key_at = UINT64_MAX, future_key = 0;
+  mutable FutureContext key_context;
   mutable ProgramPoint* point = nullptr;
+  // This warp's part of the untimed run's state hash (Engine::state_hash), while kept.digest.
+  mutable uint64_t digest = 0;
+};
+
+// The run's warps. Reaching a warp for writing (the non-const accessors) clears what it keeps
+// (WarpRt::kept), so that the state hash and the future keys are computed again only for the warps an
+// event may have changed: the search does both at every state it reaches, and most warps did not move
+// since the last. Read through a const WarpList (or std::as_const) where nothing is written.
+class WarpList {
+ public:
+  WarpRt& operator[](size_t i) {
+    v_[i].kept = {};
+    return v_[i];
+  }
+  const WarpRt& operator[](size_t i) const { return v_[i]; }
+  size_t size() const { return v_.size(); }
+  const WarpRt* data() const { return v_.data(); }
+  std::vector<WarpRt>::const_iterator begin() const { return v_.begin(); }
+  std::vector<WarpRt>::const_iterator end() const { return v_.end(); }
+  // Every warp, for writing.
+  std::vector<WarpRt>& all() {
+    for (WarpRt& w : v_) w.kept = {};
+    return v_;
+  }
+  template <class... Args>
+  WarpRt& emplace_back(Args&&... args) {
+    return v_.emplace_back(std::forward<Args>(args)...);
+  }
+  WarpRt& back() { return (*this)[v_.size() - 1]; }
+  void reserve(size_t n) { v_.reserve(n); }
+
+ private:
+  std::vector<WarpRt> v_;
 };
 
 // The bytes a clusterlaunchcontrol.try_cancel response completes on its mbarrier (PTX ISA: .b128).
@@ -277,6 +242,27 @@ struct NamedRt {
   int64_t arrived = 0;    // threads
   std::vector<uint32_t> warps;    // warps that arrived this phase (by id)
   std::vector<uint32_t> waiters;  // warp ids blocked in bar.sync
+};
+
+// A CTA's named barriers by id, allocated at the first use of one: most kernels use none, and each copy
+// of an untimed run copied sixteen idle ones (a KiB and 32 vectors).
+class NamedBarriers {
+ public:
+  const NamedRt& operator[](int64_t id) const {
+    static const NamedRt kIdle;
+    return v_.empty() ? kIdle : v_[static_cast<size_t>(id)];
+  }
+  // Barrier `id` (0 .. kNamedBarriers - 1), to arrive on it.
+  NamedRt& use(int64_t id) {
+    if (v_.empty()) v_.resize(kNamedBarriers);
+    used_ |= 1u << id;
+    return v_[static_cast<size_t>(id)];
+  }
+  uint32_t used() const { return used_; }  // bit id: the barriers used so far (the state hash reads only these)
+
+ private:
+  std::vector<NamedRt> v_;
+  uint32_t used_ = 0;
 };
 
 // wgmma.mma_async is warpgroup-collective: a warp's issue stalls until each warp of its warpgroup has
@@ -305,7 +291,7 @@ struct CtaRt {
   std::vector<uint8_t> fenced, visible;
   std::vector<uint32_t> expect_site;     // per slot: site of the last expect_tx on it
   std::vector<std::vector<uint32_t>> waiters;  // per slot: warp ids
-  NamedRt named[kNamedBarriers];
+  NamedBarriers named;
   std::vector<WarpgroupRt> warpgroups;  // by warp / 4; grows on the first wgmma
   int tma_inflight = 0;
   uint32_t inflight_site = 0, inflight_warp = 0;  // the latest copy into this CTA (for exit_inflight)
@@ -392,9 +378,14 @@ class Engine {
     const WarpRt& w = warps_[id];
     if (w.future_key_at != events_happened_) {  // asked for each footprint and each persistent set of a state
       w.future_key_at = events_happened_;
-      const uint64_t key = future_key(id, w.cur, w.prog, cluster_inits_published(w.cta));
-      if (!w.point || key != w.future_key) w.point = &(*continuations_)[key];  // a warp that did not move keeps its entry
-      w.future_key = key;
+      const FutureContext now{next_cluster_, observed_cta_group_, cluster_inits_published(w.cta)};
+      if (!w.kept.key || !(w.key_context == now)) {  // a warp that did not move keeps its key and entry
+        const uint64_t key = future_key(id, w.cur, w.prog, now.published);
+        if (!w.point || key != w.future_key) w.point = &(*continuations_)[key];
+        w.future_key = key;
+        w.key_context = now;
+        w.kept.key = true;
+      }
     }
     return *w.point;
   }
@@ -773,7 +764,7 @@ class Engine {
   bool warned_store_exit_ = false;
   std::vector<CtaRt> ctas_;
   std::vector<ClusterRt> clusters_;
-  std::vector<WarpRt> warps_;
+  WarpList warps_;
   std::vector<uint32_t> ext_stepped_;  // PTX warps stepped since the last budget poll (repeats allowed)
   uint64_t ext_executed_ = 0;          // their instructions as of that poll
   std::vector<double> role_wait_ns_;
@@ -782,7 +773,7 @@ class Engine {
   RunResult res_;
   // An untimed run's program points by future_key. Shared by every copy of the run (the search is
   // single-threaded); null in a timed run.
-  std::shared_ptr<std::unordered_map<uint64_t, ProgramPoint>> continuations_;
+  std::shared_ptr<ProgramPoints> continuations_;
   std::shared_ptr<PersistentSetMemo> persistent_sets_;  // likewise
   std::vector<Event> pending_;      // RunOptions::untimed: the events, unordered (engine_explore.cpp)
   // Every event that happened (all state changes after the launch come through happen()), and

@@ -587,7 +587,7 @@ void Engine::do_named(WarpRt& w, uint32_t id) {
   const bool sync = op.kind == OpKind::NamedSync;
   if (std::string why = operand::named_barrier_id(op.a); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
   if (std::string why = operand::named_threads(op.b, k_->launch.threads); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
-  NamedRt& nb = cta(w.cta).named[op.a];
+  NamedRt& nb = cta(w.cta).named.use(op.a);
   if (nb.count != 0 && nb.count != op.b)
     return fault("named_count_mismatch", &w, op.site,
                  "barrier " + std::to_string(op.a) + " used with " + std::to_string(op.b) + " threads while this phase started with " +

@@ -7,8 +7,12 @@ namespace pipesim::sim {
 double TensorPipe::accept_time(double at) {
   // The pipe is serial, so ends_ is sorted: drop what has finished by `at`, then, if the queue is
   // still full, the issue waits for the oldest to finish (which frees one place).
-  while (!ends_.empty() && ends_.front() <= at) ends_.pop_front();
-  if (depth_ > 0 && static_cast<int>(ends_.size()) >= depth_)
+  while (head_ < ends_.size() && ends_[head_] <= at) ++head_;
+  if (head_ == ends_.size() || head_ > 64) {  // drop what has left (at most one move per 64 left)
+    ends_.erase(ends_.begin(), ends_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+  if (depth_ > 0 && static_cast<int>(queued()) >= depth_)
     return ends_[ends_.size() - static_cast<size_t>(depth_)];
   return at;
 }

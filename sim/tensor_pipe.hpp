@@ -8,7 +8,8 @@
 // Under tcgen05 cta_group::2 one MMA occupies the pipes of both SMs of the pair (issue_pair).
 #pragma once
 
-#include <deque>
+#include <cstddef>
+#include <vector>
 
 namespace pipesim::sim {
 
@@ -39,9 +40,13 @@ class TensorPipe {
 
  private:
   void take(double start, double end);
+  size_t queued() const { return ends_.size() - head_; }
 
   int depth_ = 0;
-  std::deque<double> ends_;  // end times of accepted MMAs not yet known to have finished, oldest first
+  // End times of accepted MMAs not yet known to have finished, oldest first: ends_[head_ ..]. A vector
+  // and not a std::deque, which allocates even when empty (every SM of every copy of an untimed run).
+  std::vector<double> ends_;
+  size_t head_ = 0;
   double free_ = 0;          // the last accepted MMA ends then
   double busy_ = 0;
 };

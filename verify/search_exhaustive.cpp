@@ -9,8 +9,13 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <new>
 #include <optional>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include <sys/mman.h>
 
 #include <fmt/format.h>
 
@@ -68,13 +73,57 @@ std::string choice_text(const sim::Kernel& k, const sim::UntimedRun::Choice& c) 
   return what;
 }
 
+// `n` zeroed T in memory the kernel may back with 2 MiB pages (MADV_HUGEPAGE), for a table probed at
+// random: on 4 KiB pages each probe of the visited states missed the TLB, and the page walk held up
+// its prefetch (6 % of the ws protocol's search at 512 tiles). T: trivially copyable, its zero bytes
+// a valid (empty) value.
+template <class T>
+class ZeroedPages {
+ public:
+  static_assert(std::is_trivially_copyable_v<T>);
+  explicit ZeroedPages(size_t n) : n_(n), bytes_(n * sizeof(T) + kHugePage) {
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    base_ = p;
+    // From the first 2 MiB boundary: only whole aligned huge pages can be backed by one.
+    const uintptr_t aligned = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) & ~(kHugePage - 1);
+    data_ = reinterpret_cast<T*>(aligned);
+#ifdef MADV_HUGEPAGE
+    madvise(data_, n * sizeof(T), MADV_HUGEPAGE);  // advice only: without it the pages stay small
+#endif
+  }
+  ZeroedPages(ZeroedPages&& o) noexcept { swap(o); }
+  ZeroedPages& operator=(ZeroedPages&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+  ~ZeroedPages() {
+    if (base_) munmap(base_, bytes_);
+  }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  size_t size() const { return n_; }
+
+ private:
+  static constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  void swap(ZeroedPages& o) noexcept {
+    std::swap(n_, o.n_);
+    std::swap(bytes_, o.bytes_);
+    std::swap(base_, o.base_);
+    std::swap(data_, o.data_);
+  }
+  size_t n_ = 0, bytes_ = 0;
+  void* base_ = nullptr;
+  T* data_ = nullptr;
+};
+
 // The visited states: 64-bit hash -> the sleep set the state was explored with. One open-addressing
 // table and one pool of choice ids, so a new state costs no allocation of its own (a node-based map
 // allocated a node and a vector per state).
 class VisitedStates {
  public:
   struct Sleep { const uint64_t* begin; const uint64_t* end; };
-  explicit VisitedStates(size_t expected) { slots_.resize(std::bit_ceil(std::max<size_t>(expected * 2, 1024))); }
+  explicit VisitedStates(size_t expected) : slots_(std::bit_ceil(std::max<size_t>(expected * 2, 1024))) {}
   // Inserts `hash` with `sleep` and returns true, or returns false and leaves `slot` at the stored one.
   bool insert(uint64_t hash, const std::vector<uint64_t>& sleep, size_t& slot) {
     if (2 * (used_ + 1) > slots_.size()) grow();
@@ -108,12 +157,11 @@ class VisitedStates {
     return i;
   }
   void grow() {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.size() * 2, Slot{});
-    for (const Slot& x : old)
-      if (x.key != 0) slots_[find(x.key)] = x;
+    const ZeroedPages<Slot> old = std::exchange(slots_, ZeroedPages<Slot>(2 * slots_.size()));
+    for (size_t i = 0; i < old.size(); ++i)
+      if (old[i].key != 0) slots_[find(old[i].key)] = old[i];
   }
-  std::vector<Slot> slots_;
+  ZeroedPages<Slot> slots_;
   std::vector<uint64_t> pool_;
   size_t used_ = 0;
 };
@@ -160,9 +208,9 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
     std::vector<uint8_t> todo;           // per choice: to explore from here
     std::vector<size_t> done;            // choices explored from here so far
     bool reduced = false;                // only a persistent set is explored
-    std::optional<TrailStep> taken;      // the last choice taken, described before the run moved
+    std::optional<size_t> moved_by;      // the choice whose child took the run (next may move on since)
     // The choice on the current path (the one explored last from here).
-    size_t on_path() const { return taken ? taken->index : next - 1; }
+    size_t on_path() const { return moved_by ? *moved_by : next - 1; }
     // Ready for a state with n choices. A frame is reused at its depth and its vectors keep their
     // capacity (allocating them afresh was a third of the search's allocations); prints keeps its
     // footprints too, whose touches are refilled in place (only the first n count).
@@ -176,7 +224,7 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       todo.assign(n, 1);
       done.clear();
       reduced = false;
-      taken.reset();
+      moved_by.reset();
     }
   };
   std::vector<Frame> stack;  // stack[0, depth) is the current path; frames past it wait to be reused
@@ -248,9 +296,15 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
         found = true;
         res.outcome = outcome;
         res.result = std::move(r);
+        // The trail's steps, described on a replay of the path: describing every choice as its run
+        // moved on (in case a trail was wanted) was 3 % of the search.
+        sim::UntimedRun replay(kernel, base);
+        replay.settle();
         for (size_t d = 0; d < depth; ++d) {
           const Frame& f = stack[d];
-          res.trail.push_back(f.taken ? *f.taken : TrailStep{f.run->describe(f.on_path()), f.on_path(), f.open});
+          res.trail.push_back(TrailStep{replay.describe(f.on_path()), f.on_path(), f.open});
+          replay.take(f.on_path());
+          replay.settle();
         }
       }
       return recycle(std::move(run));
@@ -329,8 +383,8 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       sleep.erase(std::unique(sleep.begin(), sleep.end()), sleep.end());
       top.done.push_back(i);
     }
-    // The last child explored from here takes the run itself (no copy); the trail keeps its description.
-    // So does the last member of a persistent set.
+    // The last child explored from here takes the run itself (no copy), and the frame remembers which
+    // choice it was. So does the last member of a persistent set.
     if (!top.run) {  // taken by a child, and more is to be explored here after all (below): replay the path
       top.run.emplace(kernel, base);
       top.run->settle();
@@ -338,12 +392,12 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
         top.run->take(stack[d].on_path());
         top.run->settle();
       }
-      top.taken.reset();
+      top.moved_by.reset();
     }
     const bool last = remaining(top) == 0;
     std::optional<sim::UntimedRun> moved;
     if (last) {
-      top.taken = TrailStep{top.run->describe(i), i, top.open};
+      top.moved_by = i;
       moved.emplace(std::move(*top.run));
       top.run.reset();
     }
