@@ -105,20 +105,12 @@ __global__ void __launch_bounds__(128) first_mma(uint64_t* out) {
   t[0] = gt();
 #pragma unroll
   for (int r = 0; r < kMmaRounds; ++r) {
-    pin(d);
-    fence();
-#pragma unroll
-    for (int k = 0; k < 4; ++k) mma_n256_f16(d, da + 2 * k, db + 2 * k);
-    commit();
-    wait<0>();
-    pin(d);
+    kblock_n256(d, da, db);
     t[r + 1] = gt();
   }
   if (threadIdx.x == 0)
     for (int r = 0; r <= kMmaRounds; ++r) out[size_t(blockIdx.x) * (kMmaRounds + 1) + r] = t[r];
-  uint32_t sum = 0;  // keeps the accumulators live
-  for (int i = 0; i < 64; ++i) sum += d[i];
-  if (sum == 0x12345678u) out[0] = sum;
+  keep_live(d, out);
 }
 
 // --- overlap: does the TMA's landing slow the tensor pipe (and the other way round)? Warps 0-3 (a
@@ -145,20 +137,12 @@ __global__ void __launch_bounds__(160) overlap(const __grid_constant__ CUtensorM
     t[0] = gt();
 #pragma unroll 1
     for (int r = 0; r < kOverlapRounds; ++r) {
-      pin(d);
-      fence();
-#pragma unroll
-      for (int k = 0; k < 4; ++k) mma_n256_f16(d, da + 2 * k, db + 2 * k);
-      commit();
-      wait<0>();
-      pin(d);
+      kblock_n256(d, da, db);
       t[r + 1] = gt();
     }
     if (threadIdx.x == 0)
       for (int r = 0; r <= kOverlapRounds; ++r) o[r] = t[r];
-    uint32_t sum = 0;
-    for (int i = 0; i < 64; ++i) sum += d[i];
-    if (sum == 0x12345678u) o[0] = sum;
+    keep_live(d, o);
     return;
   }
   if (!(what & 2) || (threadIdx.x & 31) != 0) return;
@@ -210,9 +194,7 @@ __global__ void __launch_bounds__(384, 1) regs(int handover, uint64_t* out) {
   }
   if (threadIdx.x % 128 == 0)
     for (int i = 0; i < 6; ++i) out[size_t(blockIdx.x) * kRegsStamps + (wg - 1) * 6 + i] = t[i];
-  uint32_t sum = 0;
-  for (int i = 0; i < 64; ++i) sum += d[i];
-  if (sum == 0x12345678u) out[0] = sum;
+  keep_live(d, out);
 }
 
 // --- consume: CUTLASS's first k-blocks, reduced. `wgs` consumer warpgroups (1, or 2 as CUTLASS's
@@ -280,9 +262,8 @@ __global__ void __launch_bounds__(288) consume(const __grid_constant__ CUtensorM
   }
   if (threadIdx.x == 0)
     for (int i = 0; i < 3 * stages; ++i) o[i] = t[i];
-  uint32_t sum = 0;
-  for (int i = 0; i < 64; ++i) sum += d[i];
-  if (sum == 0x12345678u || alpha == 3.5f) o[0] = sum;
+  keep_live(d, o);
+  if (alpha == 3.5f) o[0] = 0;  // keeps the preloaded value live
 }
 
 #define CU(x)                                                                          \

@@ -56,4 +56,23 @@ __device__ __forceinline__ void mma_n256_f16(uint32_t (&d)[64], uint64_t da, uin
       : "l"(da), "l"(db));
 }
 
+// One k-block of a 64 x 256 tile's warpgroup: fence, 4 x m64n256k16 out of (da, db), commit, wait.
+__device__ __forceinline__ void kblock_n256(uint32_t (&d)[64], uint64_t da, uint64_t db) {
+  pin(d);
+  fence();
+#pragma unroll
+  for (int k = 0; k < 4; ++k) mma_n256_f16(d, da + 2 * k, db + 2 * k);
+  commit();
+  wait<0>();
+  pin(d);
+}
+
+// Keeps the accumulators live, so that the compiler drops no MMA: their sum goes to `sink` only if it is
+// a value it never is.
+__device__ __forceinline__ void keep_live(const uint32_t (&d)[64], uint64_t* sink) {
+  uint32_t sum = 0;
+  for (int i = 0; i < 64; ++i) sum += d[i];
+  if (sum == 0x12345678u) *sink = sum;
+}
+
 }  // namespace wgmma_probe
