@@ -92,13 +92,16 @@ constexpr Timing kHopperTiming{
     // s32 <-> f32 11.5; ex2.approx.ftz.f32 17.0; rcp.approx.f32 41.1; shfl.sync.idx 26.0; ld.shared
     // 23.0; ld.global.cg from the L2 282 (ld.global.ca from the L1: 34; not used, the model keeps no L1).
     // Integer division (docs/runs/latprobe-div-h100-2026-11-27.txt, each link less its add.s32): div.s32
-    // 67, rem.s32 65, div.u32 58.
+    // 67, rem.s32 65, div.u32 58. 64-bit multiplies (docs/runs/latprobe-mul64-h100-2026-11-27.txt):
+    // mul.lo.u64 17.1, mul.hi.u64 37.2 (its link 40.3 less an add.s64).
     .ptx_alu_latency_cycles = 4.0,
     .ptx_convert_latency_cycles = 5.0,
     .ptx_int_convert_latency_cycles = 11.5,
     .ptx_mufu_latency_cycles = 17.0,
     .ptx_mufu_fixup_latency_cycles = 41.0,
     .ptx_divide_latency_cycles = 65.0,
+    .ptx_mul64_latency_cycles = 17.0,
+    .ptx_mulhi64_latency_cycles = 37.0,
     .ptx_shfl_latency_cycles = 26.0,
     .ptx_shared_load_latency_cycles = 23.0,
     .ptx_global_load_latency_cycles = 282.0,
@@ -327,6 +330,8 @@ constexpr NamedTimingField kTimingFields[] = {
     {"ptx_mufu_latency_cycles", &Timing::ptx_mufu_latency_cycles},
     {"ptx_mufu_fixup_latency_cycles", &Timing::ptx_mufu_fixup_latency_cycles},
     {"ptx_divide_latency_cycles", &Timing::ptx_divide_latency_cycles},
+    {"ptx_mul64_latency_cycles", &Timing::ptx_mul64_latency_cycles},
+    {"ptx_mulhi64_latency_cycles", &Timing::ptx_mulhi64_latency_cycles},
     {"ptx_shfl_latency_cycles", &Timing::ptx_shfl_latency_cycles},
     {"ptx_shared_load_latency_cycles", &Timing::ptx_shared_load_latency_cycles},
     {"ptx_global_load_latency_cycles", &Timing::ptx_global_load_latency_cycles},

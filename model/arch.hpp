@@ -102,6 +102,8 @@ struct Timing {
   double ptx_mufu_latency_cycles = 0;
   double ptx_mufu_fixup_latency_cycles = 0;
   double ptx_divide_latency_cycles = 0;  // integer div / rem (an emulated sequence)
+  double ptx_mul64_latency_cycles = 0;    // 64-bit integer mul.lo / mad.lo (emulated by 32-bit IMADs)
+  double ptx_mulhi64_latency_cycles = 0;  // 64-bit integer mul.hi / mad.hi
   double ptx_shfl_latency_cycles = 0;
   double ptx_shared_load_latency_cycles = 0;
   double ptx_global_load_latency_cycles = 0;

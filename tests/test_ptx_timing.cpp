@@ -175,6 +175,34 @@ TEST(PtxTiming, IntegerDivisionWaitsItsOwnLatencyAndFloatDivisionTheSfus) {
   EXPECT_LE(fp, 20 + 4);
 }
 
+TEST(PtxTiming, SixtyFourBitMultipliesWaitTheirEmulatedSequences) {
+  // Dependent 64-bit multiplies (CUTLASS's FastDivmod in its tile schedulers): mul.lo.u64 and
+  // mad.lo.s64 wait the 64-bit .lo latency, mul.hi.u64 the .hi one; mul.wide.u32 and a 32-bit
+  // mul.lo an ALU op's.
+  auto waited = [](const std::string& body) {
+    Harness h(kernel(body));
+    ptx::InstructionTiming t;
+    t.alu_ns = 2;
+    t.mul64_ns = 9;
+    t.mulhi64_ns = 19;
+    ptx::set_instruction_timing(*h.grid, t);
+    Warp w(*h.grid, h.place(0), 0);
+    SyncRequest r;
+    EXPECT_TRUE(w.step(r, 0.0));
+    EXPECT_EQ(r.kind, SyncKind::Compute);
+    return r.a - r.b;
+  };
+  const int64_t wide = waited(
+      "  mov.u64 %rd1, 1000;\n  mul.lo.u64 %rd2, %rd1, 3;\n  mad.lo.s64 %rd3, %rd2, 7, %rd1;\n  mul.hi.u64 %rd4, %rd3, %rd2;\n"
+      "  add.u64 %rd5, %rd4, 1;\n  bar.sync 0;\n");
+  EXPECT_GE(wide, 9 + 9 + 19 - 4);
+  EXPECT_LE(wide, 9 + 9 + 19 + 2 + 4);
+  const int64_t narrow = waited(
+      "  mov.u32 %r1, 1000;\n  mul.wide.u32 %rd1, %r1, 3;\n  mul.lo.u32 %r2, %r1, 7;\n  cvt.u64.u32 %rd2, %r2;\n"
+      "  add.u64 %rd3, %rd1, %rd2;\n  bar.sync 0;\n");
+  EXPECT_LE(narrow, 3 * 2 + 4);
+}
+
 TEST(PtxTiming, AWarpMadeBeforeTheLatenciesWereSetWaitsForItsOperands) {
   // The latencies given to a grid whose warps already exist still apply (the frames size their
   // ready times on first use).

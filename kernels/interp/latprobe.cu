@@ -10,7 +10,8 @@
 // at the SM clock read during the run (clock64 over %globaltimer). Memory chains chase pointers: shared
 // (a 4 KiB ring), global through L1 (`ld.global.ca`, a 4 KiB ring, L1-resident after one lap), global
 // from the L2 (`ld.global.cg`, a 32 KiB ring) and from DRAM (`ld.global.cg`, a 1 GiB ring, 4 KiB
-// strides, after 256 MiB of other writes have evicted it from the L2).
+// strides, after 256 MiB of other writes have evicted it from the L2). Last, 64-bit integer multiplies
+// (mul.lo.u64; mul.hi.u64 with an add.s64), which the SM runs as sequences of 32-bit IMADs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -30,18 +31,18 @@ constexpr int kReps = 8;     // the block, repeated in a loop
 
 enum Chain {
   Empty, AddXor, Imad, Ffma, Add64, MulWide, CvtF16, CvtInt, SetpSelp, Shfl, Rcp, Ex2, Prmt, DivS32, RemS32, DivU32,
-  LdShared, LdGlobalL1, LdGlobalL2, LdGlobalDram, kChains
+  LdShared, LdGlobalL1, LdGlobalL2, LdGlobalDram, Mul64, MulHi64, kChains
 };
 const char* const kName[] = {"empty", "add.s32+xor.b32", "mad.lo.s32", "fma.rn.f32", "add.s64",
                              "mul.wide.s32", "cvt.rn.f16.f32+cvt.f32.f16", "cvt.rn.f32.s32+cvt.rzi.s32.f32",
                              "setp.ne.s32+selp.s32", "shfl.sync.idx.b32", "rcp.approx.f32", "ex2.approx.ftz.f32",
                              "prmt.b32", "div.s32+add.s32", "rem.s32+add.s32", "div.u32+add.u32",
                              "ld.shared.u32", "ld.global.ca.u64", "ld.global.cg.u64 (L2)",
-                             "ld.global.cg.u64 (DRAM)"};
+                             "ld.global.cg.u64 (DRAM)", "mul.lo.u64", "mul.hi.u64+add.s64"};
 // Instructions per link (a link of two instructions reports per instruction too). The divisions are
 // one link each with an add that keeps the dividend from reaching zero: less one add.s32 (AddXor's
 // per-instruction figure) for the division alone.
-const int kPerLink[] = {1, 2, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+const int kPerLink[] = {1, 2, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 struct Out {
   unsigned long long cycles, ns, sink;
@@ -85,6 +86,11 @@ __device__ __forceinline__ void link(uint32_t& r, uint64_t& p, float& f, uint32_
     asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
   } else if constexpr (C == LdGlobalL2 || C == LdGlobalDram) {
     asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
+  } else if constexpr (C == Mul64) {
+    // 64-bit integer multiplies (CUTLASS's tile schedulers' FastDivmod): emulated by 32-bit IMADs.
+    asm volatile("mul.lo.u64 %0, %0, %1;" : "+l"(p) : "l"(uint64_t(a) << 32 | b));
+  } else if constexpr (C == MulHi64) {
+    asm volatile("mul.hi.u64 %0, %0, %1;\n\tadd.s64 %0, %0, %1;" : "+l"(p) : "l"(uint64_t(a) << 32 | b));
   }
 }
 
@@ -146,7 +152,7 @@ int main() {
               kReps, kLinks);
   double empty = 0;
   for (int c = 0; c < kChains; ++c) {
-    const uint64_t* ring = c == LdGlobalL1 ? l1 : c == LdGlobalL2 ? l2 : dram;
+    const uint64_t* ring = c == LdGlobalL1 ? l1 : c == LdGlobalL2 ? l2 : c == LdGlobalDram ? dram : l1;
     if (c == LdGlobalDram) CK(cudaMemset(flush, c, flush_bytes));  // evict the ring from the L2
     std::vector<double> cyc;
     Out o{};

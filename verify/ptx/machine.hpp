@@ -125,6 +125,7 @@ void set_shared_bytes_per_ns(GridState& grid, double bytes_per_ns);
 // device's takes per sector. All zero: no latencies and free stores (the model before the scoreboard).
 struct InstructionTiming {
   double alu_ns = 0, convert_ns = 0, int_convert_ns = 0, mufu_ns = 0, mufu_fixup_ns = 0, divide_ns = 0, shfl_ns = 0;
+  double mul64_ns = 0, mulhi64_ns = 0;  // 64-bit integer mul / mad: .lo, .hi
   double shared_load_ns = 0, global_load_ns = 0;
   double store_issue_ns = 0, store_sector_ns = 0, store_partial_sector_ns = 0;
   double device_sector_ns = 0, device_partial_sector_ns = 0;  // the device's, per sector

@@ -81,8 +81,8 @@ enum class Op : uint16_t {
 // None writes no register the scoreboard follows; Pass is a move (ptxas renames it away: its result is
 // ready when its source is); Const reads the constant bank (ready at issue); the others wait the
 // class's measured latency.
-enum class Latency : uint8_t { None, Pass, Const, Alu, Convert, IntConvert, Mufu, MufuFixup, Divide, Shfl, SharedLoad, GlobalLoad };
-inline constexpr size_t kLatencyClasses = 12;
+enum class Latency : uint8_t { None, Pass, Const, Alu, Convert, IntConvert, Mufu, MufuFixup, Divide, Mul64, MulHi64, Shfl, SharedLoad, GlobalLoad };
+inline constexpr size_t kLatencyClasses = 14;
 
 enum class OpKind : uint8_t { None, Reg, Pred, Imm, Special, Sym, Addr, Vec, Sink, Label };
 enum class AddrBase : uint8_t { None, Reg, Sym };

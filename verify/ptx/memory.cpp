@@ -289,6 +289,8 @@ InstructionTiming instruction_timing(const model::Timing& t) {
           .mufu_fixup_ns = t.ptx_mufu_fixup_latency_cycles * ns,
           .divide_ns = t.ptx_divide_latency_cycles * ns,
           .shfl_ns = t.ptx_shfl_latency_cycles * ns,
+          .mul64_ns = t.ptx_mul64_latency_cycles * ns,
+          .mulhi64_ns = t.ptx_mulhi64_latency_cycles * ns,
           .shared_load_ns = t.ptx_shared_load_latency_cycles * ns,
           .global_load_ns = t.ptx_global_load_latency_cycles * ns,
           .store_issue_ns = t.ptx_store_issue_cycles * ns,
@@ -307,6 +309,8 @@ void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
   at(Latency::Mufu) = t.mufu_ns;
   at(Latency::MufuFixup) = t.mufu_fixup_ns;
   at(Latency::Divide) = t.divide_ns;
+  at(Latency::Mul64) = t.mul64_ns;
+  at(Latency::MulHi64) = t.mulhi64_ns;
   at(Latency::Shfl) = t.shfl_ns;
   at(Latency::SharedLoad) = t.shared_load_ns;
   at(Latency::GlobalLoad) = t.global_load_ns;

@@ -30,6 +30,11 @@ Latency latency_class(const DInstr& d) {
     // Integer division is an emulated sequence of its own (measured); a float div.rn is taken as an
     // SFU approximation with its fix-up (assumed).
     case Op::Div: case Op::Rem: return is_float(d.type) ? Latency::MufuFixup : Latency::Divide;
+    // A 64-bit integer multiply (.lo or .hi; .wide is one IMAD) is a sequence of 32-bit IMADs on the
+    // SM (latprobe: mul.lo.u64 17 cycles, mul.hi.u64 37). CUTLASS's tile schedulers divide by FastDivmod.
+    case Op::Mul: case Op::Mad: case Op::MadC:
+      if ((d.flags & F_WIDE) || (d.type != Type::U64 && d.type != Type::S64)) return Latency::Alu;
+      return d.flags & F_HI ? Latency::MulHi64 : Latency::Mul64;
     case Op::Ld: case Op::Atom:
       switch (d.space) {
         case Space::Shared: return Latency::SharedLoad;
