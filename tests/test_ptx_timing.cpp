@@ -115,6 +115,18 @@ struct Timed : Harness {
   }
 };
 
+// How long one warp of `body` waits for operands before its first synchronising op (the Compute
+// request's time less its issue part), with the latencies `t`.
+int64_t waited_ns(const std::string& body, const ptx::InstructionTiming& t) {
+  Harness h(kernel(body));
+  ptx::set_instruction_timing(*h.grid, t);
+  Warp w(*h.grid, h.place(0), 0);
+  SyncRequest r;
+  EXPECT_TRUE(w.step(r, 0.0));
+  EXPECT_EQ(r.kind, SyncKind::Compute);
+  return r.a - r.b;
+}
+
 TEST(PtxTiming, ABlockWaitsOnceForLoadsItIssuesTogether) {
   // Four independent loads, then the four adds that read them, then bar.sync (the block's end): ptxas
   // issues the loads back to back, so the block waits about one load latency, not four.
@@ -152,19 +164,11 @@ TEST(PtxTiming, IntegerDivisionWaitsItsOwnLatencyAndFloatDivisionTheSfus) {
   // Four dependent integer divisions (div, rem, unsigned div, wide div), the last one's result read:
   // four divide latencies (the H100's emulated sequence, latprobe), not the SFU's; a float division waits
   // the SFU-with-fix-up latency instead.
-  auto waited = [](const std::string& body) {
-    Harness h(kernel(body));
-    ptx::InstructionTiming t;
-    t.alu_ns = 2;
-    t.mufu_fixup_ns = 20;
-    t.divide_ns = 33;
-    ptx::set_instruction_timing(*h.grid, t);
-    Warp w(*h.grid, h.place(0), 0);
-    SyncRequest r;
-    EXPECT_TRUE(w.step(r, 0.0));
-    EXPECT_EQ(r.kind, SyncKind::Compute);
-    return r.a - r.b;
-  };
+  ptx::InstructionTiming t;
+  t.alu_ns = 2;
+  t.mufu_fixup_ns = 20;
+  t.divide_ns = 33;
+  const auto waited = [&](const std::string& body) { return waited_ns(body, t); };
   const int64_t integer = waited(
       "  mov.u32 %r1, 1000;\n  div.s32 %r2, %r1, 3;\n  rem.s32 %r3, %r2, 7;\n  div.u32 %r4, %r3, 2;\n"
       "  cvt.u64.u32 %rd1, %r4;\n  div.s64 %rd2, %rd1, 5;\n  add.u64 %rd3, %rd2, 1;\n  bar.sync 0;\n");
@@ -179,19 +183,11 @@ TEST(PtxTiming, SixtyFourBitMultipliesWaitTheirEmulatedSequences) {
   // Dependent 64-bit multiplies (CUTLASS's FastDivmod in its tile schedulers): mul.lo.u64 and
   // mad.lo.s64 wait the 64-bit .lo latency, mul.hi.u64 the .hi one; mul.wide.u32 and a 32-bit
   // mul.lo an ALU op's.
-  auto waited = [](const std::string& body) {
-    Harness h(kernel(body));
-    ptx::InstructionTiming t;
-    t.alu_ns = 2;
-    t.mul64_ns = 9;
-    t.mulhi64_ns = 19;
-    ptx::set_instruction_timing(*h.grid, t);
-    Warp w(*h.grid, h.place(0), 0);
-    SyncRequest r;
-    EXPECT_TRUE(w.step(r, 0.0));
-    EXPECT_EQ(r.kind, SyncKind::Compute);
-    return r.a - r.b;
-  };
+  ptx::InstructionTiming t;
+  t.alu_ns = 2;
+  t.mul64_ns = 9;
+  t.mulhi64_ns = 19;
+  const auto waited = [&](const std::string& body) { return waited_ns(body, t); };
   const int64_t wide = waited(
       "  mov.u64 %rd1, 1000;\n  mul.lo.u64 %rd2, %rd1, 3;\n  mad.lo.s64 %rd3, %rd2, 7, %rd1;\n  mul.hi.u64 %rd4, %rd3, %rd2;\n"
       "  add.u64 %rd5, %rd4, 1;\n  bar.sync 0;\n");
