@@ -87,21 +87,23 @@ RunResult Engine::run() {
   const auto started = std::chrono::steady_clock::now();
   uint64_t polls = 0;
   while (!timed_->q.empty() && !fatal_) {
-    if (probe_fast_set_ && l2_footprint_bytes() > tm_.l2_fast_set_bytes) {
-      passed_fast_set_ = true;  // sim::run runs again; what this run found so far is not reported
-      break;
-    }
     if (o_.max_events > 0 && res_.events >= o_.max_events) {
       stop(RunResult::StopCause::Events, started);
       break;
     }
     // The clock and the instruction count are polled every 1024 events: a PTX warp spinning
-    // without synchronising still returns to the engine every few thousand instructions.
-    if ((++polls & 1023) == 0 && budget_spent(started)) break;
+    // without synchronising still returns to the engine every few thousand instructions. So is the
+    // footprint of a first pass (probe_fast_set): past the fast set, the rest of the run is not needed.
+    if ((++polls & 1023) == 0 && (budget_spent(started) || footprint_passes_fast_set())) break;
     if ((polls & 0xffff) == 0 && o_.on_progress) o_.on_progress(now_, res_.events, ext_executed_);
     happen(timed_->q.pop());
   }
-  if (passed_fast_set_) return {};
+  // However the first pass ended (its footprint can pass the fast set between two polls), sim::run
+  // runs the launch again; what this run found is not reported.
+  if (footprint_passes_fast_set()) {
+    passed_fast_set_ = true;
+    return {};
+  }
   finish();
   return std::move(res_);
 }

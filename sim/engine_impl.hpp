@@ -325,8 +325,9 @@ class Engine {
 
   // The L2's fast set (Timing::l2_fast_set_bytes) is about the lines a launch cycles through, which
   // for a launch timed among back-to-back launches of itself is its whole footprint (docs/semantics.md,
-  // "The L2"). sim::run learns whether that passes the fast set from a first run that stops as soon
-  // as the L2 holds more (probe_fast_set), then runs again with every hit slow (footprint_past_fast_set).
+  // "The L2"). sim::run learns whether that passes the fast set from a first run that stops once its
+  // footprint (l2_footprint_bytes) does (probe_fast_set), then runs again with every hit slow
+  // (footprint_past_fast_set).
   bool l2_fast_set_matters() const;
   void probe_fast_set() { probe_fast_set_ = true; }
   void footprint_past_fast_set() { footprint_past_fast_set_ = true; }
@@ -334,6 +335,8 @@ class Engine {
   // The launch's footprint in the L2 so far: what it holds and what the warps stored past the engine's
   // copies (ExternalRun::global_bytes_stored; a kernel's own st.global epilogue writes its output).
   double l2_footprint_bytes() const { return l2_.held_bytes() + (run_ ? run_->global_bytes_stored() : 0.0); }
+  // A first pass (probe_fast_set) whose footprint has passed the fast set.
+  bool footprint_passes_fast_set() const { return probe_fast_set_ && l2_footprint_bytes() > tm_.l2_fast_set_bytes; }
 
   // ------------------------------------------- untimed stepping (sim/explore.hpp, engine_explore.cpp)
   // RunOptions::untimed: every event goes to pending_ and nothing but the explorer orders them.
