@@ -198,20 +198,22 @@ __global__ void __launch_bounds__(384, 1) regs(int handover, uint64_t* out) {
 }
 
 // --- consume: CUTLASS's first k-blocks, reduced. `wgs` consumer warpgroups (1, or 2 as CUTLASS's
-// cooperative kernels run, both on the same stages) and a producer warp after them, whose lane 0 issues `stages` stages (an A and a B
-// box each, GEMM-shared boxes, warm L2) at once; warps 0-3 (a warpgroup) then, per stage, wait for it,
-// fence, run 4 x wgmma m64n128k16 out of it, commit and wait. `all_first`: the warpgroup first waits for
-// every stage to land; 2: each warp's lane 0 stores its pass stamp to global memory at once (as
-// crosscheck --stamps does). Stamps per CTA and stage: the wait passed, the fence returned, the wgmma done.
+// cooperative kernels run, both on the same stages) and a producer warp after them, whose lane 0
+// issues `stages` stages (an A and a B box each, GEMM-shared boxes, warm L2) at once; the warpgroups
+// then, per stage, wait for it, fence, run 4 x wgmma m64n128k16 out of it, commit and wait. `variant`:
+// kInOrder as said; kAllFirst, the warpgroups first wait for every stage to land; kStampsStored, each
+// warp's lane 0 stores its pass stamp to global memory at once (as crosscheck --stamps does). Stamps
+// per CTA and stage: the wait passed, the fence returned, the wgmma done.
 // `preload` (CUTLASS's consumers load the epilogue's alpha and beta before their mainloop, from the
 // kernel's parameters or through a pointer, and use them only after it): 1, the warpgroup reads a float
 // of a large parameter block first; 2, a float from global memory.
 constexpr int kConsumeStages = 6, kConsumeStamps = 3 * kConsumeStages;
+enum ConsumeVariant { kInOrder = 0, kAllFirst = 1, kStampsStored = 2 };  // printed as these numbers
 struct BigParams {
   float f[512];  // 2 KiB, as CUTLASS's Params
 };
 __global__ void __launch_bounds__(288) consume(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                                               int stages, int all_first, int wgs, int preload, const __grid_constant__ BigParams big,
+                                               int stages, int variant, int wgs, int preload, const __grid_constant__ BigParams big,
                                                const float* scalar, uint64_t* out) {
   extern __shared__ __align__(1024) uint8_t smem[];
   __shared__ __align__(8) uint64_t full[kConsumeStages];
@@ -237,7 +239,7 @@ __global__ void __launch_bounds__(288) consume(const __grid_constant__ CUtensorM
   // In asm, so that the load stays where CUTLASS has it (before the waits), not sunk to its use.
   if (preload == 1) asm volatile("ld.f32 %0, [%1];" : "=f"(alpha) : "l"(&big.f[400]));
   if (preload == 2) asm volatile("ld.global.f32 %0, [%1];" : "=f"(alpha) : "l"(scalar));
-  if (all_first == 1)
+  if (variant == kAllFirst)
     for (int st = 0; st < stages; ++st)
       while (!ptx::mbarrier_try_wait_parity(&full[st], 0u)) {
       }
@@ -248,7 +250,7 @@ __global__ void __launch_bounds__(288) consume(const __grid_constant__ CUtensorM
     while (!ptx::mbarrier_try_wait_parity(&full[st], 0u)) {
     }
     t[3 * st] = gt();
-    if (all_first == 2 && threadIdx.x % 32 == 0) o[3 * st] = t[3 * st];  // stored as taken, as crosscheck --stamps does
+    if (variant == kStampsStored && threadIdx.x % 32 == 0) o[3 * st] = t[3 * st];  // stored as taken, as crosscheck --stamps does
     pin(d);
     fence();
     t[3 * st + 1] = gt();
@@ -412,9 +414,9 @@ int main(int argc, char** argv) {
 
   }
   std::printf("\n== startprobe consume: a producer warp issues `stages` stages of GEMM boxes at once (warm L2); WGs warpgroups wait\n"
-              "   for each, fence, run 4 x wgmma m64n128k16 out of it, waits; 'all first': it first waits for every stage. ns of %%globaltimer\n"
+              "   for each, fence, run 4 x wgmma m64n128k16 out of it, waits; variant 1: they first wait for every stage, 2: stamps stored as taken. ns of %%globaltimer\n"
               "   from the first stage's pass, median / max over CTAs (5 launches pooled)\n");
-  std::printf("%7s %3s %5s %6s %9s %14s %14s %14s %14s %14s\n", "preload", "WGs", "CTAs", "stages", "all first", "fence 1", "wgmma 1", "pass 2", "fence 2", "last done");
+  std::printf("%7s %3s %5s %6s %9s %14s %14s %14s %14s %14s\n", "preload", "WGs", "CTAs", "stages", "variant", "fence 1", "wgmma 1", "pass 2", "fence 2", "last done");
   CK(cudaFuncSetAttribute(consume, cudaFuncAttributeMaxDynamicSharedMemorySize, kConsumeStages * 2 * kBoxBytes));
   BigParams big{};
   float* scalar = nullptr;
@@ -424,13 +426,13 @@ int main(int argc, char** argv) {
   for (int wgs : {1, 2})
     for (int ctas : {16, 132})
       for (int stages : {1, 2, 6})
-        for (int all_first : {0, 1, 2}) {
-          if (stages == 1 && all_first == 1) continue;
-          if (preload && (stages != 6 || all_first != 0)) continue;
+        for (int variant : {kInOrder, kAllFirst, kStampsStored}) {
+          if (stages == 1 && variant == kAllFirst) continue;
+          if (preload && (stages != 6 || variant != kInOrder)) continue;
           std::vector<double> f1, w1, p2, f2, last;
           for (int rep = 0; rep < 6; ++rep) {
             CK(cudaMemset(out, 0, sizeof(uint64_t) * kMaxCtas * kConsumeStamps));
-            consume<<<ctas, 128 * wgs + 32, kConsumeStages * 2 * kBoxBytes>>>(a_none, b_none, stages, all_first, wgs, preload, big, scalar, out);
+            consume<<<ctas, 128 * wgs + 32, kConsumeStages * 2 * kBoxBytes>>>(a_none, b_none, stages, variant, wgs, preload, big, scalar, out);
             CK(cudaGetLastError());
             CK(cudaDeviceSynchronize());
             if (rep == 0) continue;
@@ -444,7 +446,7 @@ int main(int argc, char** argv) {
             }
           }
           const Stat a = stat(f1), b = stat(w1), c = stat(p2), e = stat(f2), g = stat(last);
-          std::printf("%7d %3d %5d %6d %9d %6.0f / %5.0f %6.0f / %5.0f %6.0f / %5.0f %6.0f / %5.0f %6.0f / %5.0f\n", preload, wgs, ctas, stages, all_first, a.med, a.max, b.med,
+          std::printf("%7d %3d %5d %6d %9d %6.0f / %5.0f %6.0f / %5.0f %6.0f / %5.0f %6.0f / %5.0f %6.0f / %5.0f\n", preload, wgs, ctas, stages, variant, a.med, a.max, b.med,
                       b.max, c.med, c.max, e.med, e.max, g.med, g.max);
         }
 
