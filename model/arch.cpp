@@ -132,34 +132,50 @@ constexpr std::array<double, kNumMmaKinds> kBlackwellMma{8192, 4096, 16384, 1638
 // Order as MmaKind: F16, TF32, F8F6F4, I8; the block-scaled kinds do not exist on Hopper.
 constexpr std::array<double, kNumMmaKinds> kHopperWgmma{4096, 2048, 8192, 8192, 0, 0, 0};
 
-constexpr Timing kBlackwellTiming{
-    .clock_ghz = 1.965,
-    .hbm_bytes_per_ns = 7670.0,
-    .tma_latency_ns = 600.0,
-    .tma_issue_ns = 10.0,
-    .sm_copy_bytes_per_ns = 0.0,  // not measured on Blackwell: no per-SM limit assumed
-    // L2: 126 MB over the two dies (Chips and Cheese, "Nvidia's B200: Keeping the CUDA Juggernaut Rolling",
-    // 2025). Hit bandwidth not measured: assumed the H100's measured 22.2 TB/s scaled by SMs and clock
-    // (148 / 132 x 1.965 / 1.98), as that figure is the SMs' intake rather than the L2's own limit.
-    .l2_bytes = 126e6,
-    .l2_bytes_per_ns = 24700.0,
-    .l2_fast_set_bytes = 0,
-    .l2_slow_bytes_per_ns = 0,  // not measured on Blackwell (two dies, no device): one rate
-    .warp_start_skew_ns = 250.0,  // assumed as on Hopper: roles' prologues differ on every architecture
-    .smem_bytes_per_ns = 128.0 * 1.965,
-    .op_issue_ns = 2.0,
-    .mbarrier_wake_ns = 20.0,
-    .remote_arrive_ns = 150.0,
-    .named_barrier_ns = 15.0,
-    .cluster_barrier_ns = 200.0,
-    // B200's dense peaks (bf16 2.25, fp8 4.5, fp4 9 PFLOPS) over 148 SMs x kBlackwellMma: 1.856 GHz.
-    .tensor_clock_ghz = 1.856,
-    // Assumed, not measured (no public figure): 8 tcgen05.mma, two K stages of CUTLASS's 4 atoms.
-    .mma_queue_depth = 8,
-    .mma_issue_ns = 2.0,
-    .tmem_ld_ns_per_col = 0.5,
-    .tmem_ld_latency_ns = 100.0,
-};
+// B200. No Blackwell GPU exists for this project, so nothing here is measured on Blackwell. Its row is
+// the H100's measured SM-side costs, which no public Blackwell figure replaces (the nearest silicon
+// measured beats a guess: docs/calibration.md), with the public B200 figures and Blackwell's own units
+// over them. Kept from the H100: the mbarrier, named and cluster barrier costs (opcost.cu), the TMA
+// issue cost, round trip and per-SM intake (tmaprobe.cu; the public B200 TMA round trips of 4-16 KiB
+// boxes, SemiAnalysis microbench-blackwell tma2d_latency, medians 250-600 ns, bracket the 460), the
+// PTX instruction latencies in cycles (latprobe.cu) and one SM's st.global path (gstprobe.cu).
+constexpr Timing blackwell_timing(Timing t) {
+  t.clock_ghz = 1.965;
+  t.hbm_bytes_per_ns = 7670.0;
+  // Not kept: the H100's least time per load on its SM's TMA unit (75 ns). The seed's B200 figure for
+  // v2_fa4 at 4352 x 3840 x 15360 (100.2 us) is below what it would allow: the busiest CTA issues
+  // 28 tiles x 15 K tiles x 4 copies, 126 us at 75 ns each. No per-copy minimum instead.
+  t.tma_copy_min_ns = 0.0;
+  // The DRAM's loaded latency, unequal shares and copy overlap are fits to the H100's DRAM: none here.
+  t.dram_loaded_knee_mib = 0.0;
+  t.dram_loaded_ns_per_mib = 0.0;
+  t.dram_loaded_max_ns = 0.0;
+  t.dram_share_spread = 0.0;
+  t.dram_copy_overlap = 0.0;
+  // L2: 126 MB over the two dies (Chips and Cheese, "Nvidia's B200: Keeping the CUDA Juggernaut Rolling",
+  // 2025). Hit bandwidth not measured: assumed the H100's measured 22.2 TB/s scaled by SMs and clock
+  // (148 / 132 x 1.965 / 1.98), as that figure is the SMs' intake rather than the L2's own limit.
+  t.l2_bytes = 126e6;
+  t.l2_bytes_per_ns = 24700.0;
+  t.l2_fast_set_bytes = 0.0;
+  t.l2_slow_bytes_per_ns = 0.0;  // not measured on Blackwell (two dies, no device): one rate
+  t.tma_straggler_ns = 0.0;      // search only; bug 11's device trace is the H100's
+  t.smem_bytes_per_ns = 128.0 * 1.965;
+  // B200's dense peaks (bf16 2.25, fp8 4.5, fp4 9 PFLOPS) over 148 SMs x kBlackwellMma: 1.856 GHz.
+  t.tensor_clock_ghz = 1.856;
+  // Assumed, not measured (no public figure): 8 tcgen05.mma, two K stages of CUTLASS's 4 atoms.
+  t.mma_queue_depth = 8;
+  t.mma_issue_ns = 2.0;
+  t.tmem_ld_ns_per_col = 0.5;
+  t.tmem_ld_latency_ns = 100.0;
+  t.launch_floor_ns = 0.0;  // the seed's B200 figures are ncu kernel durations
+  // The device-wide st.global rates are the H100's memory system's: none here.
+  t.ptx_store_device_sectors_per_ns = 0.0;
+  t.ptx_store_device_partial_sectors_per_ns = 0.0;
+  return t;
+}
+
+constexpr Timing kBlackwellTiming = blackwell_timing(kHopperTiming);
 
 constexpr Capacity kDatacenter{
     .sms = 132,

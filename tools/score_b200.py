@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Predicted vs the seed's B200 figures (docs/performance.md section 4, issue 21). No Blackwell GPU exists
+for this project: the seed's published numbers are the only truth, scored and never fitted.
+
+  tools/score_b200.py --pipesim build/verify/pipesim [--ptx DIR] [--timing NAME=VALUE]...
+
+Runs `pipesim check --json` on the scenarios of the rows below (scenarios/svdquant, scenarios/blackwell) and,
+with --ptx, on our CuTe DSL W4A4 kernel's PTX (the directory the svdquant_cute_compile test writes,
+build/svdquant_w4a4/), and prints a Markdown table, the MAPE over the W4A4 rows and over all scenario rows,
+and the stage-count bug's penalty (pre-fix / post-fix) against the measured 1.45x. --timing is passed to
+pipesim (what-if runs)."""
+import argparse
+import json
+import subprocess
+from pathlib import Path
+
+# The seed's figures (/work/shared/seeds/001_51ba9a7fd4f5ae04.txt; seed-kernels.md, section 1). Post-fix
+# 32.13 us and pre-fix 46.69 us are ncu kernel durations. The other rows were published as TFLOPS ("ours TF
+# (B200)" and section 4.2's CUTLASS baseline, no LoRA); they convert to us as M*N*(K+R)/TFLOPS for our
+# W4A4 kernel (1651 TFLOPS at 32.13 us where the seed says 1685: within 2 %, assumed) and 2*M*N*K/TFLOPS
+# for CUTLASS (its convention). Shapes are (M, K, N) as the seed writes them.
+M = 4352
+SHAPES = [(3840, 3072), (3840, 15360), (15360, 3840), (10240, 3072)]
+
+
+def w4a4_us(k, n, r, tflops):
+    return M * n * (k + r) / (tflops * 1e6)
+
+
+def cutlass_us(k, n, tflops):
+    return 2 * M * n * k / (tflops * 1e6)
+
+
+SVD = "scenarios/svdquant/v2_fa4_"
+BW = "scenarios/blackwell/blockscaled_gemm_"
+# (name, scenario, -D args, PTX stem or None, measured us, is a W4A4 row)
+ROWS = [
+    ("v2_fa4 post-fix 4352x3840x3072 R128 (production)", SVD + "4352x3840x3072_r128.scn", [],
+     "v2_fa4_4352x3840x3072_r128", 32.13, True),
+    ("v2_fa4 pre-fix (num_ab 2, num_c 5)", SVD + "4352x3840x3072_r128.scn", ["num_ab_stage=2", "num_c_stage=5"],
+     "v2_fa4_4352x3840x3072_r128_lu_estimate_per_pair", 46.69, True),
+    ("v2_fa4 4352x10240x3072 R32", SVD + "4352x10240x3072_r32.scn", [], "v2_fa4_4352x10240x3072_r32",
+     w4a4_us(10240, 3072, 32, 2645), True),
+    ("v2_fa4 4352x15360x3840 R128", SVD + "4352x15360x3840_r128.scn", [], "v2_fa4_4352x15360x3840_r128",
+     w4a4_us(15360, 3840, 128, 2735), True),
+    ("v2_fa4 4352x3840x15360 R128", SVD + "4352x3840x15360_r128.scn", [], "v2_fa4_4352x3840x15360_r128",
+     w4a4_us(3840, 15360, 128, 2648), True),
+]
+# Section 4.2: TFLOPS per shape (the order of SHAPES) for 1-CTA 128x256, 2-CTA 256x128, 2-CTA 256x256.
+CUTLASS_TFLOPS = {"1cta_128x256": [3847, 4167, 4096, 4174], "2cta_256x128": [4202, 5181, 5903, 5375],
+                  "2cta_256x256": [4545, 5836, 6339, 6074]}
+for variant, tfs in CUTLASS_TFLOPS.items():
+    for (k, n), tf in zip(SHAPES, tfs):
+        ROWS.append((f"CUTLASS {variant.replace('_', ' ')} {M}x{k}x{n} (no LoRA)", BW + variant + ".scn",
+                     [f"M={M}", f"K={k}", f"N={n}"], None, cutlass_us(k, n, tf), False))
+
+
+def predict(args, what, extra):
+    cmd = [args.pipesim, "check", *what, "--json", "--max-seconds", "0", *extra]
+    for t in args.timing:
+        cmd += ["--timing", t]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode == 2 or not p.stdout.strip():
+        raise SystemExit(f"{' '.join(cmd)}: {p.stderr.strip()}")
+    j = json.loads(p.stdout)
+    r = j["results"][0] if "results" in j else j
+    return r["predicted_ns"] / 1000.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pipesim", required=True)
+    ap.add_argument("--ptx", help="directory with our W4A4 kernel's .ptx and .launch.json (build/svdquant_w4a4)")
+    ap.add_argument("--timing", action="append", default=[])
+    args = ap.parse_args()
+    ptx = Path(args.ptx) if args.ptx else None
+
+    print("| kernel / shape | measured us | scenario: predicted (error) | PTX of our kernel: predicted (error) |")
+    print("|---|---:|---:|---:|")
+    scn_err, ptx_err, w4a4_err, pred = [], [], [], {}
+    for name, scn, defs, stem, meas, w4a4 in ROWS:
+        d = [a for x in defs for a in ("-D", x)]
+        s = predict(args, [scn], d)
+        e = s / meas - 1
+        scn_err.append(abs(e))
+        if w4a4:
+            w4a4_err.append(abs(e))
+        pred[name] = [s, None]
+        cell_ptx = ""
+        if ptx is not None and stem is not None:
+            p = predict(args, [str(ptx / f"{stem}.ptx"), "--launch", str(ptx / f"{stem}.launch.json")], [])
+            ptx_err.append(abs(p / meas - 1))
+            pred[name][1] = p
+            cell_ptx = f"{p:.2f} ({100 * (p / meas - 1):+.1f} %)"
+        print(f"| {name} | {meas:.2f} | {s:.2f} ({100 * e:+.1f} %) | {cell_ptx} |")
+
+    def mape(errs):
+        return f"{100 * sum(errs) / len(errs):.1f} % (max {100 * max(errs):.0f} %)"
+
+    print(f"\nScenario MAPE {mape(scn_err)}; over the five W4A4 rows {mape(w4a4_err)}", end="")
+    print(f"; PTX over the five W4A4 rows {mape(ptx_err)}" if ptx_err else "")
+    post, pre = ROWS[0][0], ROWS[1][0]
+    want = 46.69 / 32.13
+    for i, what in ((0, "scenarios"), (1, "PTX")):
+        if pred[post][i] is not None and pred[pre][i] is not None:
+            got = pred[pre][i] / pred[post][i]
+            print(f"Penalty of the stage-count bug ({what}): predicted {got:.2f}x, measured {want:.2f}x ({100 * (got / want - 1):+.0f} %)")
+
+
+if __name__ == "__main__":
+    main()
