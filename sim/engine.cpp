@@ -456,6 +456,9 @@ void Engine::finish() {
   res_.launch_floor_ns = tm_.launch_floor_ns;
   res_.cta_group = observed_cta_group_;
   if (run_) {
+    // A PTX kernel's st.global bytes are written back too (a CUTLASS epilogue that stores element by
+    // element writes its whole D this way).
+    res_.dram_write_bytes += static_cast<int64_t>(run_->global_bytes_stored());
     for (uint32_t s = 0; s < slots_; ++s) res_.barrier_names.push_back(run_->barrier_name(s));
     for (const WarpRt& w : warps_) res_.instructions += ext_view(w)->instructions();
   }

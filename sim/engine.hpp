@@ -211,7 +211,7 @@ struct RunResult {
   double dram_busy_ns = 0;
   int64_t l2_hit_bytes = 0, l2_miss_bytes = 0;  // TMA load bytes the L2 served / the DRAM served
   int64_t dram_read_bytes = 0;      // what the misses read from the DRAM (their L2 promotion's groups)
-  int64_t dram_write_bytes = 0;     // bulk-store bytes written back to the DRAM
+  int64_t dram_write_bytes = 0;     // bulk-store and st.global bytes written back to the DRAM
   // The architecture's Timing::launch_floor_ns (with overrides): a launch between CUDA events costs
   // end_ns plus this. 0: not measured.
   double launch_floor_ns = 0;

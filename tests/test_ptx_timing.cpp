@@ -97,6 +97,20 @@ TEST(PtxTiming, StoresFromEverySmShareTheDevicesPath) {
               body_ns({"block=32", "param.stride=64", "grid=1"}, no_device), 1.0);
 }
 
+TEST(PtxTiming, TheReportCountsStGlobalBytesAsWrittenToTheDram) {
+  // timing.ptx: every thread stores four u16 with st.global (and makes no bulk store): 3 CTAs x 32
+  // threads x 8 bytes are written back, whether the lanes write whole sectors or parts of them.
+  for (const char* stride : {"param.stride=2", "param.stride=64"}) {
+    verify::CheckOptions o;
+    o.launch = kDir + "timing.launch.json";
+    o.launch_sets = {"block=32", "grid=3", stride};
+    const verify::CheckResult r = verify::check_file(kDir + "timing.ptx", o);
+    ASSERT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
+    EXPECT_EQ(r.result.dram_write_bytes, 3 * 32 * 4 * 2) << stride;
+    EXPECT_NE(r.report.find("768 B written"), std::string::npos) << r.report;
+  }
+}
+
 // Small kernels warp by warp, with the latencies set here.
 struct Timed : Harness {
   explicit Timed(const std::string& body, double load_ns) : Harness(kernel(body)) {

@@ -126,6 +126,25 @@ TEST(Stamps, GuardedWaitsAreLeftAloneAndGuardedExitsStampUnderTheirGuard) {
   EXPECT_NE(s.text.find("not.pred \t%pipesim_n, %p1;"), std::string::npos);
 }
 
+// CUTLASS's ClusterBarrier::wait as nvcc emits it (inline asm, a brace block with its own predicate):
+// the loop's label stands on its own line, the wait on the next. The wait is a site, stamped after it
+// where its own predicate holds.
+TEST(Stamps, AWaitAfterALabelOnItsOwnLineIsASite) {
+  const std::string ptx =
+      ".version 8.0\n.target sm_90a\n.address_size 64\n"
+      ".visible .entry k()\n{\n"
+      "\t.reg .b32 %r<3>;\n"
+      "\t{\n\t.reg .pred       P1; \n\tLAB_WAIT: \n"
+      "\tmbarrier.try_wait.parity.shared::cta.b64 P1, [%r1], %r2, %r1; \n"
+      "\t@P1 bra DONE; \n\tbra     LAB_WAIT; \n\tDONE: \n\t}\n"
+      "\tret;\n}\n";
+  const auto s = add_stamps(ptx, "k", 1, 1, 8);
+  ASSERT_EQ(s.sites.size(), 3u);
+  EXPECT_EQ(s.sites[2].what, "mbarrier.try_wait");
+  EXPECT_EQ(s.sites[2].ptx_line, 10u);
+  EXPECT_NE(s.text.find("and.pred \t%pipesim_q, %pipesim_q, P1;"), std::string::npos);
+}
+
 TEST(Stamps, BadRequestsSayWhy) {
   const std::string ptx = read_file(kPipeline);
   try {

@@ -78,7 +78,7 @@ std::string bytes_text(int64_t bytes) {
 
 // "  L2 372.4 MB hit (95 %), 18.7 MB miss; DRAM 18.7 MB read, 26.7 MB written": the TMA loads' bytes
 // by where they were served, and what reached the DRAM (misses read once, with their L2 promotion's
-// groups; stores written back).
+// groups; bulk stores and st.global bytes written back).
 std::string memory_line(const sim::RunResult& res) {
   const int64_t loads = res.l2_hit_bytes + res.l2_miss_bytes;
   return fmt::format("  L2 {} hit ({:.0f} %), {} miss; DRAM {} read, {} written\n", bytes_text(res.l2_hit_bytes),
