@@ -145,6 +145,49 @@ TEST(Stamps, AWaitAfterALabelOnItsOwnLineIsASite) {
   EXPECT_NE(s.text.find("and.pred \t%pipesim_q, %pipesim_q, P1;"), std::string::npos);
 }
 
+// --stamp-lines: any instruction line is a site too, stamped after it whatever its guard; a line the
+// warp does not go on from, or one outside the entry, is refused with its reason.
+TEST(Stamps, LinesAskedForAreStampedAfterThemAndOthersAreRefused) {
+  const std::string ptx =
+      ".version 8.0\n.target sm_90a\n.address_size 64\n"
+      ".visible .entry k()\n{\n"
+      "\t.reg .pred %p<2>;\n\t.reg .b64 %rd<4>;\n"
+      "\tmul.lo.s64 %rd1, %rd2, %rd3;\n"
+      "\t@%p1 add.s64 %rd1, %rd1, 1; // guarded\n"
+      "$L__BB0_1:\n"
+      "\tbra.uni $L__BB0_2;\n"
+      "$L__BB0_2:\n"
+      "\tret;\n}\n";
+  const std::vector<uint32_t> lines = {8, 9};
+  const auto s = add_stamps(ptx, "k", 1, 1, 8, lines);
+  ASSERT_EQ(s.sites.size(), 4u);
+  EXPECT_EQ(s.sites[2].what, "line");
+  EXPECT_EQ(s.sites[2].ptx_line, 8u);
+  EXPECT_EQ(s.sites[3].ptx_line, 9u);
+  // The guarded line keeps its guard; its stamp has none.
+  const size_t at = s.text.find("@%p1 add.s64");
+  ASSERT_NE(at, std::string::npos);
+  const size_t stamp = s.text.find("%globaltimer", at);
+  ASSERT_NE(stamp, std::string::npos);
+  EXPECT_EQ(s.text.substr(at, stamp - at).find("and.pred \t%pipesim_q, %pipesim_q, %p1"), std::string::npos);
+  EXPECT_EQ(s.text.substr(stamp, s.text.find("st.global", stamp) - stamp).find("%p1"), std::string::npos);
+  auto refused = [&](uint32_t line) {
+    const std::vector<uint32_t> one = {line};
+    try {
+      (void)add_stamps(ptx, "k", 1, 1, 8, one);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused(10).find("line 10 is not an instruction the warp goes on from: an empty line or a label"), std::string::npos);
+  EXPECT_NE(refused(11).find("`bra`"), std::string::npos);
+  EXPECT_NE(refused(6).find("a directive or a brace"), std::string::npos);
+  EXPECT_NE(refused(14).find("a directive or a brace"), std::string::npos);  // the entry's closing brace
+  EXPECT_EQ(refused(13), "");  // `ret` is a site already (the warp's exit, before it)
+  EXPECT_NE(refused(40).find("line 40 is not in the body of .entry k"), std::string::npos);
+}
+
 TEST(Stamps, BadRequestsSayWhy) {
   const std::string ptx = read_file(kPipeline);
   try {

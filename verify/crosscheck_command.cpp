@@ -50,6 +50,7 @@ struct Options {
   bool json = false;
   bool timeout_given = false;
   std::string stamps;  // --stamps FILE
+  std::vector<uint32_t> stamp_lines;  // --stamp-lines L,...
 };
 
 
@@ -69,9 +70,9 @@ int run_crosscheck(const Options& o) {
     return run_crosscheck_ptx({o.inputs, o.launch, o.defines, o.runs, o.timeout_given ? std::optional(o.timeout_ms) : std::nullopt,
                                o.json, o.back_to_back, o.cold_l2, !o.trace.empty() || !o.markdown.empty() || !o.save_device.empty() || !o.from_device.empty() ||
                                            o.l2_sources || o.free_occupancy || o.no_timestamps,
-                               o.stamps});
-  if (!o.launch.empty() || o.json || o.back_to_back || o.cold_l2 || !o.stamps.empty()) {
-    std::cerr << "pipesim: error: --launch, --json, --back-to-back, --cold-l2 and --stamps are for PTX kernels (FILE.ptx)\n";
+                               o.stamps, o.stamp_lines});
+  if (!o.launch.empty() || o.json || o.back_to_back || o.cold_l2 || !o.stamps.empty() || !o.stamp_lines.empty()) {
+    std::cerr << "pipesim: error: --launch, --json, --back-to-back, --cold-l2, --stamps and --stamp-lines are for PTX kernels (FILE.ptx)\n";
     return 2;
   }
 #ifndef PIPESIM_HAVE_CUDA
@@ -270,6 +271,11 @@ CLI::App* add_crosscheck_command(CLI::App& app, std::function<int()>& action) {
                 "PTX kernels: launch once more with each warp's waits and barriers stamped (%globaltimer) and report the GPU's "
                 "timeline beside the model's; every stamp to FILE (CSV)")
       ->type_name("FILE.csv");
+  c->add_option("--stamp-lines", o->stamp_lines,
+                "PTX kernels, with --stamps: stamp these instruction lines of the .ptx too (after them), to bisect the time "
+                "between two waits")
+      ->delimiter(',')
+      ->type_name("LINE,...");
   add_repeatable_option(*c, "-D", o->defines, "override a parameter: -D K=8192 (repeatable)")->type_name("NAME=INT");
   c->add_option("--timeout-ms", o->timeout_ms,
                 "bound of every mbarrier wait on the device; PTX kernels: the watchdog per launch (default 2 s, or 100x "

@@ -199,6 +199,10 @@ int run_crosscheck_ptx(const PtxCrosscheckOptions& opt) {
                  "--no-timestamps are for scenarios, not PTX kernels\n";
     return 2;
   }
+  if (!opt.stamp_lines.empty() && opt.stamps.empty()) {
+    std::cerr << "pipesim: error: --stamp-lines adds sites to --stamps FILE, which is not given\n";
+    return 2;
+  }
   const std::string& ptx_path = opt.inputs.front();
   if (opt.runs < 1 || opt.runs > 10000) {
     std::cerr << "pipesim: error: --runs takes 1..10000 timed launches\n";
@@ -264,7 +268,7 @@ int run_crosscheck_ptx(const PtxCrosscheckOptions& opt) {
     const uint64_t ctas = uint64_t{o.launch.grid[0]} * o.launch.grid[1] * o.launch.grid[2];
     const uint64_t per_warp = std::clamp<uint64_t>((uint64_t{256} << 20) / std::max<uint64_t>(1, warps_per_cta * ctas * 8), 64, 4096);
     try {
-      stamped = ptx_launch::add_stamps(ptx_text, o.entry, warps_per_cta, ctas, static_cast<uint32_t>(per_warp));
+      stamped = ptx_launch::add_stamps(ptx_text, o.entry, warps_per_cta, ctas, static_cast<uint32_t>(per_warp), opt.stamp_lines);
     } catch (const std::exception& e) {
       std::cerr << fmt::format("pipesim crosscheck: {}: {}\n", ptx_path, e.what());
       return 2;

@@ -24,6 +24,7 @@ struct PtxCrosscheckOptions {
   bool cold_l2 = false;                  // every timed launch from an empty L2 (ptx_launch::GpuRunOptions::cold_l2)
   bool scenario_options = false;         // a scenario-only option was given (--trace, --save-device ...)
   std::string stamps;                    // --stamps FILE: one more launch with stamps, every stamp to FILE (CSV)
+  std::vector<uint32_t> stamp_lines;     // --stamp-lines: more lines stamped (1-based, of the .ptx)
 };
 
 // The watchdog when --timeout-ms is not given: 2 s, or 100 times the model's predicted time when

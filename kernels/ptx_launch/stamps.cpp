@@ -1,5 +1,6 @@
 #include "kernels/ptx_launch/stamps.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -86,6 +87,18 @@ Point classify(std::string_view rest) {
   return {};
 }
 
+// A line asked for as a site: an instruction the warp goes on from. "" when it is one, else why not.
+std::string not_a_line_site(std::string_view code) {
+  const std::string_view rest = split_guard(code).rest;
+  if (rest.empty()) return "an empty line or a label";
+  if (rest.front() == '.' || rest.front() == '{' || rest.front() == '}') return "a directive or a brace";
+  for (std::string_view op : {"bra", "brx.idx", "ret", "exit", "trap", "call"})
+    if (starts_with(rest, op) && (rest.size() == op.size() || rest[op.size()] == '.' || std::isspace(static_cast<unsigned char>(rest[op.size()])) ||
+                                  rest[op.size()] == ';'))
+      return fmt::format("`{}`, after which the warp does not go on to the next line", op);
+  return {};
+}
+
 // Lane 0 writes (site, %globaltimer) at the warp's cursor, within its slice, where `pred` (and `guard`)
 // hold. %pipesim_q ends up false elsewhere.
 std::string stamp_code(uint32_t site, std::string_view pred, std::string_view guard) {
@@ -151,7 +164,8 @@ size_t find_entry(std::string_view ptx, std::string_view entry) {
 
 }  // namespace
 
-StampedPtx add_stamps(std::string_view ptx, std::string_view entry, uint32_t warps_per_cta, uint64_t ctas, uint32_t per_warp) {
+StampedPtx add_stamps(std::string_view ptx, std::string_view entry, uint32_t warps_per_cta, uint64_t ctas, uint32_t per_warp,
+                      std::span<const uint32_t> lines) {
   if (per_warp == 0) throw std::runtime_error("stamps: a warp's slice must hold at least one stamp");
   const size_t name_end = find_entry(ptx, entry);
   if (name_end == std::string_view::npos) throw std::runtime_error(fmt::format("stamps: no .entry {} in the PTX", entry));
@@ -181,14 +195,25 @@ StampedPtx add_stamps(std::string_view ptx, std::string_view entry, uint32_t war
   for (size_t i = 0; i <= body; ++i) line_no += ptx[i] == '\n';
   int depth = 1;
   size_t pos = body + 1;
+  std::vector<uint32_t> found;  // the asked-for lines met in the body
   while (pos < ptx.size() && depth > 0) {
     size_t eol = ptx.find('\n', pos);
     if (eol == std::string_view::npos) eol = ptx.size();
     const std::string_view line = ptx.substr(pos, eol - pos);
     const std::string_view code = code_of(line);
     for (char ch : code) depth += ch == '{' ? 1 : ch == '}' ? -1 : 0;
-    const Guarded g = split_guard(code);
-    const Point p = depth > 0 ? classify(g.rest) : Point{};
+    Guarded g = split_guard(code);
+    Point p = depth > 0 ? classify(g.rest) : Point{};
+    const bool asked = std::find(lines.begin(), lines.end(), line_no) != lines.end();
+    if (asked) {
+      found.push_back(line_no);
+      if (p.where == Where::None) {
+        if (std::string why = not_a_line_site(code); !why.empty())
+          throw std::runtime_error(fmt::format("stamps: line {} is not an instruction the warp goes on from: {}", line_no, why));
+        p = {Where::After, "line", {}};
+        g = {};  // stamped whether its guard held or not: the warp passed the line
+      }
+    }
     if (p.where == Where::AfterIfTrue && !g.guard.empty()) {
       ++out.skipped;  // its predicate keeps an old value where the guard is false
     } else if (p.where != Where::None) {
@@ -212,6 +237,9 @@ StampedPtx add_stamps(std::string_view ptx, std::string_view entry, uint32_t war
     ++line_no;
   }
   if (pos < ptx.size()) t.append(ptx.substr(pos));
+  for (uint32_t l : lines)
+    if (std::find(found.begin(), found.end(), l) == found.end())
+      throw std::runtime_error(fmt::format("stamps: line {} is not in the body of .entry {}", l, entry));
   return out;
 }
 

@@ -4,12 +4,15 @@
 //   - the warp's start (site 0) and every `ret` / `exit` of the entry (site 1, before it);
 //   - every mbarrier.try_wait / test_wait that returned true (after it: where a wait passed);
 //   - every wgmma.wait_group, cp.async.bulk.wait_group, bar / barrier (.cta) sync and
-//     barrier.cluster.wait (after it).
+//     barrier.cluster.wait (after it);
+//   - any other instruction line asked for (`--stamp-lines`: after it, whether its guard held or not),
+//     to bisect where the time between two sites goes.
 // Each stamp is one u64: site << 48 | (ns & (2^48 - 1)). A warp stops stamping when its slice is full.
 // Host code only: the runner (ptx_runner.cpp) allocates and reads the buffer.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,9 +33,12 @@ struct StampedPtx {
   uint64_t buffer_bytes() const { return warps * per_warp * 8; }
 };
 
-// Rewrites `entry` of `ptx`; `warps_per_cta` and `ctas` size the buffer. Throws std::runtime_error
-// when the entry cannot be found or has more sites than a stamp can name.
-StampedPtx add_stamps(std::string_view ptx, std::string_view entry, uint32_t warps_per_cta, uint64_t ctas, uint32_t per_warp);
+// Rewrites `entry` of `ptx`; `warps_per_cta` and `ctas` size the buffer; `lines` (1-based) are more
+// sites. Throws std::runtime_error when the entry cannot be found, has more sites than a stamp can
+// name, or a line asked for is not an instruction of its body that the warp goes on from (a label,
+// a directive, a brace, a branch, ret or exit).
+StampedPtx add_stamps(std::string_view ptx, std::string_view entry, uint32_t warps_per_cta, uint64_t ctas, uint32_t per_warp,
+                      std::span<const uint32_t> lines = {});
 
 struct Stamp {
   uint64_t warp = 0;  // in the grid: cta * warps_per_cta + warp in the CTA
