@@ -2,7 +2,9 @@
 // state kept as its 64-bit hash (hash compaction, as SPIN's -DHC: a collision can hide a state, with
 // probability about n^2 / 2^65 for n states, which the report prints). A frame of the stack holds a
 // copy of the engine at a choice point while children are left to explore from it; a child is that
-// copy with one choice taken, and the last child takes the frame's copy itself.
+// copy with one choice taken, and the last child takes the frame's copy itself. A dive into fresh
+// memory keeps a copy only every kCheckpointEvery frames; the frames between replay their path from
+// it when the search comes back to them.
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -334,6 +336,45 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
     const size_t open = root.settle();
     arrive(std::move(root), open, {});
   }
+  // Checkpoints: in a dive that would copy each run into fresh memory (no spare run left), a frame
+  // keeps its own copy only where the nearest copy above it is kCheckpointEvery frames up or more; the
+  // frames between hand their run to their child, and rebuild it when the search comes back to them
+  // by replaying the path from that copy. The first dive of the ws protocol at 256 tiles held 6,127
+  // copies at once, and first touching their fresh memory was most of the search's page faults.
+  // The copies a rebuild keeps come from the spare runs: at 128 frames most were fresh again.
+  constexpr size_t kCheckpointEvery = 32;
+  static_assert(kCheckpointEvery < kSpareRuns);
+  // How many frames up from frame d the nearest copy of the run is (SIZE_MAX: none).
+  const auto frames_from_copy = [&](size_t d) {
+    for (size_t up = 1; up <= std::min(d, kCheckpointEvery); ++up)
+      if (stack[d - up].run) return up;
+    return SIZE_MAX;
+  };
+  // Frame d's run, replayed along the path from the nearest copy above it (from the launch if none);
+  // the frames passed on the way that have more to explore keep a copy too (they are next).
+  const auto rebuild = [&](size_t d) {
+    size_t from = d;
+    while (from > 0 && !stack[from - 1].run) --from;
+    std::optional<sim::UntimedRun> run;
+    if (from == 0) {
+      run.emplace(kernel, base);
+      run->settle();
+    } else {
+      run.emplace(copy_of(*stack[from - 1].run));
+      --from;
+    }
+    for (size_t at = from; at < d; ++at) {
+      run->take(stack[at].on_path());
+      run->settle();
+      Frame& passed = stack[at + 1];
+      if (at + 1 < d && !passed.run && remaining(passed) > 0) {
+        passed.run.emplace(copy_of(*run));
+        passed.moved_by.reset();
+      }
+    }
+    stack[d].run = std::move(run);
+    stack[d].moved_by.reset();
+  };
   uint64_t polls = 0;
   double memory_read_s = -1;  // when the resident memory was last read (never: -1)
   Ids sleep;  // the next child's sleep set (kept for its capacity)
@@ -383,25 +424,19 @@ ExhaustiveResult exhaustive_search(const sim::Kernel& kernel, const sim::RunOpti
       sleep.erase(std::unique(sleep.begin(), sleep.end()), sleep.end());
       top.done.push_back(i);
     }
+    if (!top.run) rebuild(depth - 1);  // handed to a child, and more is to be explored here
     // The last child explored from here takes the run itself (no copy), and the frame remembers which
-    // choice it was. So does the last member of a persistent set.
-    if (!top.run) {  // taken by a child, and more is to be explored here after all (below): replay the path
-      top.run.emplace(kernel, base);
-      top.run->settle();
-      for (size_t d = 0; d + 1 < depth; ++d) {
-        top.run->take(stack[d].on_path());
-        top.run->settle();
-      }
-      top.moved_by.reset();
-    }
+    // choice it was. So does the last member of a persistent set, and a child of a frame between
+    // checkpoints while no spare run is left to copy into.
     const bool last = remaining(top) == 0;
+    const bool hand_over = last || (spares.empty() && frames_from_copy(depth - 1) < kCheckpointEvery);
     std::optional<sim::UntimedRun> moved;
-    if (last) {
+    if (hand_over) {
       top.moved_by = i;
       moved.emplace(std::move(*top.run));
       top.run.reset();
     }
-    sim::UntimedRun child = last ? std::move(*moved) : copy_of(*top.run);
+    sim::UntimedRun child = hand_over ? std::move(*moved) : copy_of(*top.run);
     child.take(i);
     ++res.transitions;
     const size_t open = child.settle();
