@@ -63,8 +63,9 @@ TEST(Stamps, SitesAreTheEntrysWaitsAndBarriersWithTheirLines) {
   // The entry gains the buffer as its last parameter; the module's other entries are untouched.
   EXPECT_NE(entry_text(s.text, "pipeline_ok").find(".param .u64 __pipesim_stamps"), std::string::npos);
   EXPECT_EQ(entry_text(s.text, "pipeline_producer_phase_zero"), entry_text(ptx, "pipeline_producer_phase_zero"));
-  // A wait stamps only where its predicate says it passed: the stamp's predicate takes P_OUT.
-  EXPECT_NE(s.text.find("and.pred \t%pipesim_q, %pipesim_q, P_OUT;"), std::string::npos);
+  // A wait stamps only where its predicate says it passed: the stamp is branched over unless P_OUT
+  // is true, so that the timer is read after the wait's result is in.
+  EXPECT_NE(s.text.find("\t@!P_OUT bra \t$pipesim_skip_"), std::string::npos);
 }
 
 TEST(Stamps, TmaLoadsAreStampedAfterTheirIssueButNotStoresOrPrefetches) {
@@ -142,7 +143,8 @@ TEST(Stamps, AWaitAfterALabelOnItsOwnLineIsASite) {
   ASSERT_EQ(s.sites.size(), 3u);
   EXPECT_EQ(s.sites[2].what, "mbarrier.try_wait");
   EXPECT_EQ(s.sites[2].ptx_line, 10u);
-  EXPECT_NE(s.text.find("and.pred \t%pipesim_q, %pipesim_q, P1;"), std::string::npos);
+  EXPECT_NE(s.text.find("\t@!P1 bra \t$pipesim_skip_2_p;\n\tmov.u64 \t%pipesim_t, %globaltimer;"), std::string::npos);
+  EXPECT_NE(s.text.find("$pipesim_skip_2_p:\n"), std::string::npos);
 }
 
 // --stamp-lines: any instruction line is a site too, stamped after it whatever its guard; a line the

@@ -100,11 +100,20 @@ std::string not_a_line_site(std::string_view code) {
 }
 
 // Lane 0 writes (site, %globaltimer) at the warp's cursor, within its slice, where `pred` (and `guard`)
-// hold. %pipesim_q ends up false elsewhere.
+// hold. %pipesim_q ends up false elsewhere. After a wait (`pred` set) the stamp code is branched over
+// unless the wait's predicate is true: the branch cannot issue before the wait's result is in, so the
+// timer is read when the wait returned, not when it was issued (the H100 issues the next independent
+// instruction, a read of %globaltimer among them, while a try_wait's predicate is still pending).
 std::string stamp_code(uint32_t site, std::string_view pred, std::string_view guard) {
-  std::string s = "\tmov.u64 \t%pipesim_t, %globaltimer;\n"
-                  "\tsetp.lt.u64 \t%pipesim_q, %pipesim_c, %pipesim_e;\n"
-                  "\tand.pred \t%pipesim_q, %pipesim_q, %pipesim_l0;\n";
+  std::string s;
+  std::string skip;
+  if (!pred.empty()) {
+    skip = fmt::format("$pipesim_skip_{}_{}", site, pred.front() == '!' ? "n" : "p");
+    s += pred.front() == '!' ? fmt::format("\t@{} bra \t{};\n", pred.substr(1), skip) : fmt::format("\t@!{} bra \t{};\n", pred, skip);
+  }
+  s += "\tmov.u64 \t%pipesim_t, %globaltimer;\n"
+       "\tsetp.lt.u64 \t%pipesim_q, %pipesim_c, %pipesim_e;\n"
+       "\tand.pred \t%pipesim_q, %pipesim_q, %pipesim_l0;\n";
   auto and_with = [&](std::string_view p) {
     if (p.empty()) return;
     if (p.front() == '!') {
@@ -113,10 +122,10 @@ std::string stamp_code(uint32_t site, std::string_view pred, std::string_view gu
       s += fmt::format("\tand.pred \t%pipesim_q, %pipesim_q, {};\n", p);
     }
   };
-  and_with(pred);
   and_with(guard);
   s += fmt::format("\tand.b64 \t%pipesim_t, %pipesim_t, {};\n\tor.b64 \t%pipesim_t, %pipesim_t, {};\n", kTimeMask, uint64_t{site} << 48);
   s += "\t@%pipesim_q st.global.u64 \t[%pipesim_c], %pipesim_t;\n\t@%pipesim_q add.u64 \t%pipesim_c, %pipesim_c, 8;\n";
+  if (!skip.empty()) s += skip + ":\n";
   return s;
 }
 
