@@ -200,6 +200,7 @@ CommandRun run(const std::string& args) {
 
 TEST(PtxCrosscheckCommand, BadInputIsExitTwoWithOneSentence) {
   const std::string base = "crosscheck " + kPtx + " --launch " + kLaunch;
+  const std::string kPtxOnly = "pipesim: error: --launch, --json, --back-to-back, --cold-l2, --stamps and --stamp-lines are for PTX kernels (FILE.ptx)\n";
   const std::pair<std::string, std::string> cases[] = {
       {"crosscheck " + kPtx,
        kPtx + ": error: a PTX kernel needs its launch: --launch FILE.json and/or -D grid=... -D block=... (docs/ptx.md)\n"},
@@ -215,13 +216,18 @@ TEST(PtxCrosscheckCommand, BadInputIsExitTwoWithOneSentence) {
        "pipesim: error: --trace, --markdown, --save-device, --from-device, --l2-sources, --free-occupancy and --no-timestamps "
        "are for scenarios, not PTX kernels\n"},
       {"crosscheck " + std::string(PIPESIM_SOURCE_DIR) + "/scenarios/rules --launch " + kLaunch,
-       "pipesim: error: --launch, --json, --back-to-back, --cold-l2 and --stamps are for PTX kernels (FILE.ptx)\n"},
+       kPtxOnly},
       {"crosscheck " + std::string(PIPESIM_SOURCE_DIR) + "/scenarios/rules --back-to-back",
-       "pipesim: error: --launch, --json, --back-to-back, --cold-l2 and --stamps are for PTX kernels (FILE.ptx)\n"},
+       kPtxOnly},
       {"crosscheck " + std::string(PIPESIM_SOURCE_DIR) + "/scenarios/rules --cold-l2",
-       "pipesim: error: --launch, --json, --back-to-back, --cold-l2 and --stamps are for PTX kernels (FILE.ptx)\n"},
+       kPtxOnly},
       {"crosscheck " + std::string(PIPESIM_SOURCE_DIR) + "/scenarios/rules --stamps /tmp/x.csv",
-       "pipesim: error: --launch, --json, --back-to-back, --cold-l2 and --stamps are for PTX kernels (FILE.ptx)\n"},
+       kPtxOnly},
+      {"crosscheck " + std::string(PIPESIM_SOURCE_DIR) + "/scenarios/rules --stamp-lines 10", kPtxOnly},
+      {base + " --stamp-lines 10", "pipesim: error: --stamp-lines adds sites to --stamps FILE, which is not given\n"},
+      // Refused before any GPU is looked for: the line is outside the entry.
+      {base + " --stamps /tmp/x.csv --stamp-lines 1",
+       "pipesim crosscheck: " + kPtx + ": stamps: line 1 is not in the body of .entry pipeline_ok\n"},
   };
   for (const auto& [args, message] : cases) {
     const CommandRun r = run(args);
