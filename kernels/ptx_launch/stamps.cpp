@@ -29,6 +29,12 @@ std::string_view code_of(std::string_view line) {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+// Whether the instruction `rest` (its guard split off) is `op` or one of its forms (`op.`...).
+bool is_opcode(std::string_view rest, std::string_view op) {
+  return starts_with(rest, op) &&
+         (rest.size() == op.size() || rest[op.size()] == '.' || std::isspace(static_cast<unsigned char>(rest[op.size()])) || rest[op.size()] == ';');
+}
+
 // An instruction's guard ("@%p1", "@!%p1") and the rest.
 struct Guarded {
   std::string_view guard;  // without '@'
@@ -52,8 +58,7 @@ struct Point {
 };
 
 Point classify(std::string_view rest) {
-  auto opcode_is = [&](std::string_view op) { return starts_with(rest, op) && (rest.size() == op.size() || rest[op.size()] == '.' ||
-                                                                               std::isspace(static_cast<unsigned char>(rest[op.size()])) || rest[op.size()] == ';'); };
+  auto opcode_is = [&](std::string_view op) { return is_opcode(rest, op); };
   if (opcode_is("mbarrier.try_wait") || opcode_is("mbarrier.test_wait")) {
     const size_t sp = rest.find_first_of(" \t");
     const size_t comma = rest.find(',');
@@ -93,8 +98,7 @@ std::string not_a_line_site(std::string_view code) {
   if (rest.empty()) return "an empty line or a label";
   if (rest.front() == '.' || rest.front() == '{' || rest.front() == '}') return "a directive or a brace";
   for (std::string_view op : {"bra", "brx.idx", "ret", "exit", "trap", "call"})
-    if (starts_with(rest, op) && (rest.size() == op.size() || rest[op.size()] == '.' || std::isspace(static_cast<unsigned char>(rest[op.size()])) ||
-                                  rest[op.size()] == ';'))
+    if (is_opcode(rest, op))
       return fmt::format("`{}`, after which the warp does not go on to the next line", op);
   return {};
 }
