@@ -29,6 +29,11 @@ constexpr Timing kHopperTiming{
     .tma_latency_ns = 460.0,
     .tma_issue_ns = 10.0,
     .sm_copy_bytes_per_ns = 195.0,
+    // Native probe kernels/interp/tmaboxprobe.cu (docs/runs/tmaboxprobe-h100-2026-11-27.txt): one SM's
+    // bursts of 12 tensor copies from the L2 land 85.5 ns apart for boxes of 256 rows of 16, 32 or 64
+    // bytes alike (0.33 ns a row), where boxes of 128 rows or fewer land as fast as the waiting warp
+    // sees them (39 ns). Binds only for rows under 64 bytes; CUTLASS's boxes have 128-byte rows.
+    .sm_copy_ns_per_request = 0.33,
     .tma_copy_min_ns = 75.0,
     // Loaded latency: with 132 SMs streaming (native probe case 2a, 45 rings of 33..132 SMs x 1..12
     // copies of 4..32 KiB) the round trip grows with the bytes in flight device-wide long before the
@@ -142,6 +147,18 @@ constexpr std::array<double, kNumMmaKinds> kHopperWgmma{4096, 2048, 8192, 8192, 
 constexpr Timing blackwell_timing(Timing t) {
   t.clock_ghz = 1.965;
   t.hbm_bytes_per_ns = 7670.0;
+  // One SM's intake, from SemiAnalysis's public sweep of CUTLASS's 1-SM mainloop on one CTA
+  // (microbench-blackwell cutlass_gemm_mainloop; scenarios/blackwell/dense_gemm_1sm_mainloop.scn): where
+  // more stages stop helping and the MMAs are small (M 128, N 16 - 64), a K tile takes 0.77 - 0.79 ns per
+  // box row for rows of 32 and 64 bytes alike, and 0.81 - 0.88 ns for 128-byte rows (145 - 158 B/ns).
+  // Not the H100's 195 B/ns: these are read off the B200 itself.
+  t.sm_copy_bytes_per_ns = 155.0;
+  t.sm_copy_ns_per_request = 0.78;
+  // The same sweep's round trip: its 171 rows at 2 and 3 stages whose A and B fit in 48 MiB (read from
+  // the L2 across the sweep's back-to-back launches; past 64 MiB the round trip grows), scored through
+  // this model (tools/score_b200.py --mainloop, --timing tma_latency_ns=250 ... 460): MAPE 9.6 % at
+  // 340 - 350 ns, 14.0 % at the H100's 460 (docs/runs/b200-mainloop-2026-11-27.txt).
+  t.tma_latency_ns = 350.0;
   // Not kept: the H100's least time per load on its SM's TMA unit (75 ns). The seed's B200 figure for
   // v2_fa4 at 4352 x 3840 x 15360 (100.2 us) is below what it would allow: the busiest CTA issues
   // 28 tiles x 15 K tiles x 4 copies, 126 us at 75 ns each. No per-copy minimum instead.
@@ -315,6 +332,7 @@ constexpr NamedTimingField kTimingFields[] = {
     {"tma_latency_ns", &Timing::tma_latency_ns},
     {"tma_issue_ns", &Timing::tma_issue_ns},
     {"sm_copy_bytes_per_ns", &Timing::sm_copy_bytes_per_ns},
+    {"sm_copy_ns_per_request", &Timing::sm_copy_ns_per_request},
     {"tma_copy_min_ns", &Timing::tma_copy_min_ns},
     {"dram_loaded_knee_mib", &Timing::dram_loaded_knee_mib},
     {"dram_loaded_ns_per_mib", &Timing::dram_loaded_ns_per_mib},

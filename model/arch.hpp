@@ -35,6 +35,10 @@ struct Timing {
   double tma_latency_ns = 0;        // issue to first byte landing, small copies
   double tma_issue_ns = 0;          // cost to the issuing warp
   double sm_copy_bytes_per_ns = 0;  // what one SM takes in from bulk copies (0: no per-SM limit)
+  // ... and the time its intake spends per request: a tensor copy's box is fetched row by row, each row
+  // of up to 128 bytes one request (wider rows several), so a box of narrow rows takes in fewer bytes
+  // per ns. A copy holds the intake for max(bytes / sm_copy_bytes_per_ns, requests x this). 0: none.
+  double sm_copy_ns_per_request = 0;
   double tma_copy_min_ns = 0;       // the least time one load holds its issuing SM's TMA unit
   // Loaded DRAM latency: a copy issued while B MiB of copies are in flight device-wide (itself
   // included) lands L = min(dram_loaded_max_ns, dram_loaded_ns_per_mib * max(0, B - dram_loaded_knee_mib))

@@ -295,8 +295,11 @@ void Engine::do_mma(WarpRt& w, uint32_t id) {
   if (std::string why = operand::mma_shape(sh.kind, sh.m, sh.n, sh.k, g); !why.empty()) return fault("bad_mma_shape", &w, op.site, std::move(why));
   const double rate = k_->arch->mma_flops_per_clk[static_cast<size_t>(sh.kind)] * tm_.tensor_clock_ghz;  // FLOP/ns per SM
   if (rate <= 0) return fault("bad_operand", &w, op.site, "this architecture has no tcgen05.mma");
-  // Under cta_group::2 each SM of the pair computes M/2 rows, both pipes at once.
-  const double per = 2.0 * (sh.m / g) * sh.n * sh.k / rate;
+  // Under cta_group::2 each SM of the pair computes M/2 rows, both pipes at once. Under cta_group::1 an
+  // M = 64 MMA takes as long as an M = 128 one (SemiAnalysis's public B200 umma_throughput and
+  // umma_latency: every kind, N 64 - 256, SS and TS, the same cycles at M 64 as at M 128).
+  const int rows = g == 2 ? sh.m / 2 : std::max(sh.m, 128);
+  const double per = 2.0 * rows * sh.n * sh.k / rate;
   SmRt& a = sms_[static_cast<size_t>(cta(w.cta).sm)];
   SmRt* b = g == 2 ? &sms_[static_cast<size_t>(cta(peer_cta(w.cta)).sm)] : nullptr;
   // The op's instructions one after another: each reaches the pipe an issue cost after the previous
@@ -506,6 +509,19 @@ bool Engine::wait_passed(WarpRt& w, uint32_t s, const MBarrier& b) {
   return true;
 }
 
+// The least time one SM's intake takes for a copy of `bytes` whose box rows are row16 x 16 bytes (0: rows
+// of 128 bytes): its bytes at sm_copy_bytes_per_ns, or its requests (a row of up to 128 bytes each, a
+// wider row one per 128) at sm_copy_ns_per_request, whichever is longer. 0: no limit.
+namespace {
+double copy_intake_ns(const model::Timing& tm, int64_t bytes, uint8_t row16) {
+  const double by_bytes = tm.sm_copy_bytes_per_ns > 0 ? static_cast<double>(bytes) / tm.sm_copy_bytes_per_ns : 0.0;
+  if (tm.sm_copy_ns_per_request <= 0) return by_bytes;
+  const int64_t row = row16 ? int64_t{row16} * 16 : 128;
+  const int64_t requests = (bytes + row - 1) / row * ((row + 127) / 128);
+  return std::max(by_bytes, static_cast<double>(requests) * tm.sm_copy_ns_per_request);
+}
+}  // namespace
+
 void Engine::do_tma(WarpRt& w, uint32_t id) {
   const Op& op = w.cur;
   if (std::string why = operand::copy_bytes("TMA", op.a); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
@@ -561,13 +577,13 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
              "TMA completes bytes on " + bar_name(s) + " of CTA " + std::to_string(dst) +
                  " before its init was made visible (fence_init" + std::string(remote ? " and a cluster barrier)" : ")")))
       return;
-    // The destination SM takes its copies in one after another, each no faster than
-    // sm_copy_bytes_per_ns (native H100 probe: one SM cannot absorb a copy at the whole device's
-    // DRAM rate), and shares the DRAM with the other SMs (sim/dram.hpp). A multicast copy is read
-    // once: each of its k destinations takes a k-th of its bytes from the DRAM.
+    // The destination SM takes its copies in one after another, each no faster than its intake
+    // (copy_intake_ns: one SM cannot absorb a copy at the whole device's DRAM rate, and a box of
+    // narrow rows is taken in row by row), and shares the DRAM with the other SMs (sim/dram.hpp). A
+    // multicast copy is read once: each of its k destinations takes a k-th of its bytes from the DRAM.
     const double dram_bytes = static_cast<double>(from_l2 ? op.a : fill_bytes) / receivers;
-    const double ingest_ns = static_cast<double>(op.a) / tm_.sm_copy_bytes_per_ns;
-    const double cap = tm_.sm_copy_bytes_per_ns > 0 ? dram_bytes / ingest_ns : 0;
+    const double ingest_ns = copy_intake_ns(tm_, op.a, op.tma_row16);
+    const double cap = ingest_ns > 0 ? dram_bytes / ingest_ns : 0;
     ++dc.tma_inflight;
     dc.inflight_site = op.site;
     dc.inflight_warp = id;

@@ -221,6 +221,15 @@ uint64_t WarpProgram::box_of(const Stmt& s) const {
   return box_key(1, &v, 1);
 }
 
+// A TMA's `row_bytes =` into Op::tma_row16; false (the warp refused) when out of range.
+bool WarpProgram::set_row(Op& op, const Stmt& s) {
+  if (!s.row_bytes) return true;
+  const int64_t v = eval_in(*s.row_bytes, env_);
+  if (refuse(s, "bad_operand", operand::tma_row_bytes(v))) return false;
+  op.tma_row16 = static_cast<uint8_t>(v / 16);
+  return true;
+}
+
 Op WarpProgram::make(OpKind kind, const Stmt& s) const {
   Op op;
   op.kind = kind;
@@ -298,6 +307,7 @@ void WarpProgram::expand(const Stmt& s) {
       op.b = value(s.mask, 0);
       if (s.mask) op.flags |= kFlagMulticast;
       op.box = box_of(s);
+      if (!set_row(op, s)) return;
       if (op.bar.rank != BarRef::kOwnCta) {
         // `cta = leader_rank` under cta_group 2: .cta_group::2, each destination's bytes complete on
         // its pair leader's barrier (as a tma -> umma pipeline's copies do).
@@ -507,6 +517,7 @@ void WarpProgram::expand_pipe(const Stmt& s) {
       t.flags = kFlagFromPipeline | kFlagProducerSide;
       if (s.mask) t.flags |= kFlagMulticast;
       t.box = box_of(s);
+      if (!set_row(t, s)) return;
       // .cta_group::2: the bytes complete on the pair leader's barrier (the engine maps each
       // destination CTA to its leader).
       if (p.kind == PipelineKind::TmaUmma && kernel_->launch.cta_group == 2) t.flags |= kFlagCtaGroup2;

@@ -86,6 +86,7 @@ class WarpProgram {
   bool refuse(const Stmt& s, std::string_view rule, std::string why);
   int64_t value(const std::optional<Expr>& e, int64_t fallback) const;
   uint64_t box_of(const Stmt& s) const;
+  bool set_row(Op& op, const Stmt& s);
   int64_t stage_index(const SideState& st, int64_t stages) const;
   int64_t stage_phase(const SideState& st, int64_t stages) const;
   void advance(SideState& st, int64_t stages);

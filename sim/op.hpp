@@ -114,6 +114,9 @@ struct Op {
   // TmaLoad: the boxes one miss brings into the L2 (its L2 promotion: the box key names the group,
   // and a miss reads that many times its bytes from the DRAM); 1 for every other op.
   uint8_t l2_fill_boxes = 1;
+  // TmaLoad: the box's row in shared memory in 16-byte units (16 .. 4080 bytes), 0 when not known (rows
+  // of 128 bytes assumed): what the SM's intake counts requests by (Timing::sm_copy_ns_per_request).
+  uint8_t tma_row16 = 0;
   uint32_t site = 0;  // index into Kernel::sites: source location and the call it came from
   BarRef bar;
   int64_t a = 0;

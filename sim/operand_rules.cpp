@@ -56,6 +56,11 @@ std::string copy_bytes(std::string_view what, int64_t v) {
   return {};
 }
 
+std::string tma_row_bytes(int64_t v) {
+  if (v < 16 || v > 4080 || v % 16 != 0) return "TMA row_bytes must be a multiple of 16 in 16..4080, got " + str(v);
+  return {};
+}
+
 std::string multicast_mask(int64_t mask, int64_t cluster) {
   if (mask == 0) return "multicast mask must name at least one CTA, got 0";
   const int64_t all = cluster >= 63 ? kMaxInt : (int64_t{1} << cluster) - 1;

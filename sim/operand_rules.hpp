@@ -19,6 +19,7 @@ std::string phase(int64_t v);                      // wait phase = K: K >= 0
 std::string arrival_count(int64_t v);              // init / arrive / arrive_drop count (count_range)
 std::string tx_bytes(int64_t v);                   // arrive_expect_tx / expect_tx / complete_tx (tx_range)
 std::string copy_bytes(std::string_view what, int64_t v);  // TMA / bulk store size ("TMA", "bulk store")
+std::string tma_row_bytes(int64_t v);  // a TMA box's row in shared memory: 16 .. 4080, a multiple of 16
 std::string multicast_mask(int64_t mask, int64_t cluster);  // at least one CTA, inside the cluster
 std::string cluster_rank(int64_t rank, int64_t cluster);    // cta = R
 // A TMA's `cta = R`: its own CTA's barrier, or under cta_group 2 its pair leader's.

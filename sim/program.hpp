@@ -164,7 +164,7 @@ struct Stmt {
   OpKind op = OpKind::Compute;
   std::optional<BarOperand> bar;
   // Named operands; which ones an op uses is listed in docs/scenario-language.md.
-  std::optional<Expr> count, bytes, parity, phase, mask, ns, id, threads, n, expect, box;
+  std::optional<Expr> count, bytes, parity, phase, mask, ns, id, threads, n, expect, box, row_bytes;
   // Pipe / SetState
   uint32_t pipeline = 0;
   PipeCall call = PipeCall::ProducerAcquire;

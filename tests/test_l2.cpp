@@ -253,6 +253,52 @@ role consumer warp 1:
 expect ok
 )";
 
+// One SM's intake takes a box row by row (Timing::sm_copy_ns_per_request): 64 copies of 8 KiB, 16 in
+// flight, as boxes of 128-byte rows (64 requests each, held by the B200's 155 B/ns) or of 32-byte rows
+// (256 requests each, 0.78 ns apiece).
+constexpr const char* kRows = R"(kernel rows on sm_100a
+let ROW = 128
+launch ctas = 1, threads = 64
+pipeline ab : tma -> threads, stages = 16, tx = 8192, consumers = 1 warps
+role producer warp 0:
+  for k in 0 .. 64:
+    ab.producer_acquire
+    tma ab bytes = 8192 box = k row_bytes = ROW
+  ab.producer_tail
+role consumer warp 1:
+  for k in 0 .. 64:
+    ab.consumer_wait
+    ab.consumer_release
+expect ok
+)";
+
+TEST(TmaIntake, ABoxOfNarrowRowsIsTakenInRowByRow) {
+  const pipesim::model::Timing& b200 = pipesim::model::find_arch("sm_100a")->time;
+  const auto wide = run(kRows, {{"ROW", 128}}), narrow = run(kRows, {{"ROW", 32}});
+  ASSERT_EQ(wide.result.verdict, pipesim::sim::Verdict::Ok) << wide.report;
+  ASSERT_EQ(narrow.result.verdict, pipesim::sim::Verdict::Ok) << narrow.report;
+  // Past the first round trip the intake sets the pace: 64 copies at their intake time each.
+  const double wide_copy = 8192 / b200.sm_copy_bytes_per_ns, narrow_copy = 256 * b200.sm_copy_ns_per_request;
+  EXPECT_GT(narrow_copy, 3 * wide_copy);
+  EXPECT_NEAR(narrow.result.end_ns, 64 * narrow_copy, 0.15 * 64 * narrow_copy);
+  EXPECT_NEAR(wide.result.end_ns, 64 * wide_copy, 0.25 * 64 * wide_copy);
+  // Rows wider than 128 bytes are a request per 128: 256-byte rows cost what 128-byte rows do here.
+  EXPECT_EQ(run(kRows, {{"ROW", 256}}).result.end_ns, wide.result.end_ns);
+  // Without a per-request cost the rows do not matter.
+  pipesim::verify::CheckOptions o;
+  o.defines = {{"ROW", 32}};
+  o.run.timing_overrides.emplace_back(&pipesim::model::Timing::sm_copy_ns_per_request, 0.0);
+  EXPECT_EQ(pipesim::verify::check_text("rows.scn", kRows, o).result.end_ns, wide.result.end_ns);
+}
+
+TEST(TmaIntake, ARowSizeOnlyKnownAtRunTimeIsCheckedThen) {
+  std::string text = kRows;
+  text.replace(text.find("row_bytes = ROW"), 15, "row_bytes = ROW - 8 + cta_id");
+  const auto r = run(text, {{"ROW", 32}});
+  EXPECT_EQ(r.result.verdict, pipesim::sim::Verdict::Error);
+  EXPECT_NE(r.report.find("TMA row_bytes must be a multiple of 16 in 16..4080, got 24"), std::string::npos) << r.report;
+}
+
 TEST(L2Engine, AMulticastCopyIsReadOnce) {
   const auto r = run(kMulticast, {});
   EXPECT_EQ(r.result.verdict, pipesim::sim::Verdict::Ok) << r.report;

@@ -698,6 +698,9 @@ TEST(ParserRanges, TxAndCopySizes) {
   EXPECT_ERR(role("tma ab bytes = 8"), 6, 18, "TMA size 8 is not a multiple of 16 bytes");
   EXPECT_ERR(role("tma ab bytes = 0"), 6, 18, "TMA size must be positive, got 0");
   EXPECT_ERR(role("store bytes = 24"), 6, 17, "bulk store size 24 is not a multiple of 16 bytes");
+  EXPECT_ERR(role("tma ab bytes = 4096 row_bytes = 24"), 6, 35, "TMA row_bytes must be a multiple of 16 in 16..4080, got 24");
+  EXPECT_ERR(role("tma full bytes = 4096 row_bytes = 4096"), 6, 37, "TMA row_bytes must be a multiple of 16 in 16..4080, got 4096");
+  EXPECT_NO_THROW(parse(role("tma ab bytes = 4096 row_bytes = 32")));
   EXPECT_ERR(std::string(kHeader) + "pipeline p : tma -> threads, stages = 2, tx = 1 << 20\n", 5, 47,
              "tx must be in 1..1048575, got 1048576");
 }

@@ -392,6 +392,31 @@ TEST(PtxLaunch, TheL2PromotionFillsWholeRowsOfBoxes) {
   EXPECT_EQ(t.l2_fill_boxes(), 1u);
 }
 
+// A box's row in shared memory, which the SM's intake counts requests by (sim::Op::tma_row16).
+TEST(PtxLaunch, ABoxRowIsItsInnerDimensionInSharedMemory) {
+  TensorMapDesc t;
+  t.elem = Type::F16;
+  t.elem_bits = 16;
+  t.rank = 2;
+  t.box = {64, 128, 0, 0, 0};
+  EXPECT_EQ(t.row16(), 8u);  // 128 bytes
+  t.box = {16, 128, 0, 0, 0};
+  EXPECT_EQ(t.row16(), 2u);  // 32 bytes
+  t.box = {256, 4, 0, 0, 0};
+  EXPECT_EQ(t.row16(), 32u);  // 512 bytes (an unswizzled scale-factor box): four requests a row
+  t.elem_bits = 4;            // e2m1, two to a byte
+  t.box = {256, 128, 0, 0, 0};
+  EXPECT_EQ(t.row16(), 8u);
+  t.smem_elem_bits = 8;  // the align16b types land one byte per value
+  EXPECT_EQ(t.row16(), 16u);
+  t.smem_elem_bits = 0;
+  t.box = {4, 128, 0, 0, 0};  // 2 bytes: not a row of whole 16-byte units, counted as 128-byte rows
+  EXPECT_EQ(t.row16(), 0u);
+  t.box = {256, 128, 0, 0, 0};
+  t.interleave = "32b";  // interleaved layouts have no plain rows
+  EXPECT_EQ(t.row16(), 0u);
+}
+
 TEST(PtxLaunch, BoxBytesFollowTheDriversElementStrides) {
   TensorMapDesc t;
   t.elem = Type::F16;

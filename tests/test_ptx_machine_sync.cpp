@@ -297,12 +297,14 @@ TEST(PtxMachine, CopiesAndTheirBytes) {
   EXPECT_EQ(r[0].bar, full);
   EXPECT_EQ(r[0].tensormap, 0u);
   EXPECT_EQ(r[0].lanes, 1u);
+  EXPECT_EQ(r[0].tma_row16, 8u);  // rows of 64 x 16 bits: the SM's intake counts its 32 requests
   EXPECT_EQ(r[1].kind, SyncKind::TmaLoad);
   EXPECT_EQ(r[1].b, 3);
   EXPECT_EQ(r[2].kind, SyncKind::TmaLoad);
   EXPECT_EQ(r[2].a, 256);
   EXPECT_EQ(r[2].dst, tile + 4096);
   EXPECT_EQ(r[2].tensormap, UINT32_MAX);
+  EXPECT_EQ(r[2].tma_row16, 0u);  // a bulk copy has no rows
   EXPECT_EQ(r[3].kind, SyncKind::BulkStore);
   EXPECT_EQ(r[3].a, 256);
   EXPECT_EQ(r[4].kind, SyncKind::BulkStore);

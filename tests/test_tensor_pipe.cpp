@@ -95,6 +95,33 @@ TEST(TensorPipeEngine, CommitArrivesWhenThePipeHasDrained) {
   }
 }
 
+// SemiAnalysis's public B200 umma_throughput: under cta_group::1 an M = 64 MMA takes the cycles of an
+// M = 128 one (half the FLOP rate); under cta_group::2 each SM computes M / 2 rows at the full rate.
+TEST(TensorPipeEngine, AnM64MmaOfOneCtaTakesAsLongAsAnM128One) {
+  auto busy = [](int m, int cta_group) {
+    const std::string text = "kernel m64 on sm_100a\n"
+                             "launch ctas = " + std::to_string(cta_group) + ", cluster = " + std::to_string(cta_group) +
+                             ", threads = 32, cta_group = " + std::to_string(cta_group) + "\n"
+                             "barrier done count = 1\n"
+                             "role mma warp 0:\n"
+                             "  if cluster_rank == 0:\n"
+                             "    mma kind = f16 m = " + std::to_string(m) + " n = 256 k = 16 count = 4\n"
+                             "    commit done\n"
+                             "    wait done parity = 0\n"
+                             "expect ok\n";
+    const pipesim::verify::CheckResult r = pipesim::verify::check_text("m64.scn", text, {});
+    EXPECT_FALSE(r.bad_input) << r.diagnostic;
+    EXPECT_EQ(r.result.verdict, pipesim::sim::Verdict::Ok) << r.report;
+    return r.result.tensor_busy_ns;
+  };
+  EXPECT_NEAR(busy(64, 1), 4 * mma_ns(), 1e-6);
+  EXPECT_NEAR(busy(128, 1), 4 * mma_ns(), 1e-6);
+  // cta_group::2: M = 128 is 64 rows on each of the two SMs at the full rate, M = 256 128 rows (the
+  // busy time is summed over both SMs).
+  EXPECT_NEAR(busy(128, 2), 2 * 4 * mma_ns() / 2, 1e-6);
+  EXPECT_NEAR(busy(256, 2), 2 * 4 * mma_ns(), 1e-6);
+}
+
 TEST(TensorPipeEngine, AFullQueueStallsTheIssuingWarp) {
   // With room for every MMA the warp reaches its commit at once and waits there; with a queue of 2
   // it cannot leave the mma statement before all but two of the 64 MMAs have finished. The end is

@@ -3,15 +3,25 @@
 for this project: the seed's published numbers are the only truth, scored and never fitted.
 
   tools/score_b200.py --pipesim build/verify/pipesim [--ptx DIR] [--timing NAME=VALUE]...
+  tools/score_b200.py --pipesim build/verify/pipesim --mainloop results.csv [--timing NAME=VALUE]...
 
 Runs `pipesim check --json` on the scenarios of the rows below (scenarios/svdquant, scenarios/blackwell) and,
 with --ptx, on our CuTe DSL W4A4 kernel's PTX (the directory the svdquant_cute_compile test writes,
 build/svdquant_w4a4/), and prints a Markdown table, the MAPE over the W4A4 rows and over all scenario rows,
 and the stage-count bug's penalty (pre-fix / post-fix) against the measured 1.45x. --timing is passed to
-pipesim (what-if runs)."""
+pipesim (what-if runs).
+
+--mainloop scores scenarios/blackwell/dense_gemm_1sm_mainloop.scn against SemiAnalysis's public B200 sweep of
+CUTLASS's 1-SM dense GEMM mainloop (github.com/SemiAnalysisAI/microbench-blackwell, cutlass_gemm_mainloop/
+results.csv; not copied here: pass the file): one CTA, one tile, K = 131072, stages 2 - 8, BF16 and FP8. It
+prints one line per tile shape (measured and predicted TFLOPS at each stage count) and the MAPE.
+Rows with STAGES 0 (CUTLASS's automatic count) and the builds that failed are left out."""
 import argparse
+import csv
 import json
 import subprocess
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 # The seed's figures (/work/shared/seeds/001_51ba9a7fd4f5ae04.txt; seed-kernels.md, section 1). Post-fix
@@ -67,12 +77,72 @@ def predict(args, what, extra):
     return r["predicted_ns"] / 1000.0
 
 
+MAINLOOP = "scenarios/blackwell/dense_gemm_1sm_mainloop.scn"
+
+
+def score_mainloop(args):
+    rows = []
+    try:
+        lines = open(args.mainloop).read().splitlines()
+    except OSError as e:
+        raise SystemExit(f"{args.mainloop}: {e.strerror}")
+    for r in csv.DictReader(lines):
+        try:
+            row = (r["dtype"], int(r["TILE_M"]), int(r["TILE_N"]), int(r["TILE_K"]), int(r["STAGES"]), int(r["K"]), float(r["TFLOPS"]))
+        except (TypeError, ValueError, KeyError):
+            continue  # '# BUILD_FAILED' lines (and a file of other columns: no rows)
+        if row[4] > 0:  # STAGES 0: CUTLASS's automatic count
+            rows.append(row)
+    if not rows:
+        raise SystemExit(f"{args.mainloop}: no rows to score (want the columns of cutlass_gemm_mainloop/results.csv, STAGES > 0)")
+
+    def one(row):
+        dtype, tm, tn, tk, stages, k, _ = row
+        d = [f"FP8={int(dtype != 'BF16')}", f"TILE_M={tm}", f"TILE_N={tn}", f"TILE_K={tk}", f"STAGES={stages}", f"K={k}"]
+        ns = 1000 * predict(args, [MAINLOOP], [a for x in d for a in ("-D", x)])
+        return 2.0 * tm * tn * k / ns / 1000.0  # TFLOPS
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as ex:
+        got = list(ex.map(one, rows))
+    # Which rows set B200 constants in model/arch.cpp (blackwell_timing): the intake per request and per
+    # byte from the M 128, N <= 64 tiles; the round trip from 2 and 3 stages where A and B fit in 48 MiB.
+    def used(row):
+        dtype, tm, tn, tk, stages, k, _ = row
+        footprint = (tm + tn) * k * (2 if dtype == "BF16" else 1)
+        return (tm == 128 and tn <= 64) or (stages <= 3 and footprint <= 48 << 20)
+
+    by_tile, errs, groups = defaultdict(list), [], defaultdict(list)
+    for row, p in zip(rows, got):
+        by_tile[row[:4]].append((row[4], row[6], p))
+        errs.append(abs(p / row[6] - 1))
+        groups[used(row)].append(abs(p / row[6] - 1))
+    print("| dtype | tile | measured TFLOPS at stages 2, 3, ... | predicted | error |")
+    print("|---|---|---|---|---|")
+    for (dtype, tm, tn, tk), v in by_tile.items():
+        v.sort()
+        meas = " ".join(f"{m:.1f}" for _, m, _ in v)
+        pred = " ".join(f"{p:.1f}" for _, _, p in v)
+        err = " ".join(f"{100 * (p / m - 1):+.0f}" for _, m, p in v)
+        print(f"| {dtype} | {tm}x{tn}x{tk} (stages {v[0][0]}-{v[-1][0]}) | {meas} | {pred} | {err} % |")
+    def summary(e):
+        return (f"{len(e)} rows, MAPE {100 * sum(e) / len(e):.1f} %, within 10 %: {sum(x <= 0.10 for x in e)}, "
+                f"within 20 %: {sum(x <= 0.20 for x in e)}") if e else "no rows"
+
+    print(f"\nAll: {summary(errs)}")
+    print(f"Rows that set no constant: {summary(groups[False])}")
+    print(f"Rows the B200 intake and round trip were read off: {summary(groups[True])}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pipesim", required=True)
     ap.add_argument("--ptx", help="directory with our W4A4 kernel's .ptx and .launch.json (build/svdquant_w4a4)")
+    ap.add_argument("--mainloop", help="SemiAnalysis's cutlass_gemm_mainloop/results.csv: score that sweep instead")
     ap.add_argument("--timing", action="append", default=[])
+    ap.add_argument("-j", "--jobs", type=int, default=2)
     args = ap.parse_args()
+    if args.mainloop:
+        return score_mainloop(args)
     ptx = Path(args.ptx) if args.ptx else None
 
     print("| kernel / shape | measured us | scenario: predicted (error) | PTX of our kernel: predicted (error) |")

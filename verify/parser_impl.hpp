@@ -367,6 +367,9 @@ class Parser {
   static void check_copy_bytes(const Val& v, std::string_view what) {
     if (v.is_const()) check_rule(v, sim::operand::copy_bytes(what, v.c()));
   }
+  static void check_row_bytes(const Val& v) {
+    if (v.is_const()) check_rule(v, sim::operand::tma_row_bytes(v.c()));
+  }
   void check_mask(const Val& v) const {
     if (v.is_const()) check_rule(v, sim::operand::multicast_mask(v.c(), k_.launch.cluster));
   }

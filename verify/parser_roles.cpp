@@ -382,9 +382,15 @@ sim::BarOperand Parser::parse_bar(Cur& c, const Token& head) {
 Stmt Parser::parse_tma(Cur& c) {
   const Token& h = c.next();
   const Token& t = c.peek();
-  // box = the global box the copy reads (any integer naming it; equal boxes hit the L2).
-  static constexpr OSpec kPipeSpecs[] = {{"bytes"}, {"multicast"}, {"box"}};
-  static constexpr OSpec kRawSpecs[] = {{"bytes", OT::Expr, true}, {"multicast"}, {"box"}, {"cta"}};
+  // box = the global box the copy reads (any integer naming it; equal boxes hit the L2); row_bytes = the
+  // bytes of one of its rows in shared memory (the SM's intake counts requests by rows).
+  static constexpr OSpec kPipeSpecs[] = {{"bytes"}, {"multicast"}, {"box"}, {"row_bytes"}};
+  static constexpr OSpec kRawSpecs[] = {{"bytes", OT::Expr, true}, {"multicast"}, {"box"}, {"cta"}, {"row_bytes"}};
+  auto row_bytes = [](Stmt& s, const OGot& g) {
+    if (!g.present) return;
+    check_row_bytes(g.v);
+    s.row_bytes = g.v.e;
+  };
   if (t.kind == Tok::Ident && pipes_.count(std::string(t.text)) && c.peek(1).kind != Tok::Dot) {
     c.next();
     const uint32_t id = pipes_.at(std::string(t.text));
@@ -406,6 +412,7 @@ Stmt Parser::parse_tma(Cur& c) {
       s.mask = g[1].v.e;
     }
     if (g[2].present) s.box = g[2].v.e;
+    row_bytes(s, g[3]);
     s.site = add_site(h, fmt::format("tma {}", t.text));
     return s;
   }
@@ -425,6 +432,7 @@ Stmt Parser::parse_tma(Cur& c) {
     check_rank(g[3].v);
     s.bar->rank = g[3].v.e;
   }
+  row_bytes(s, g[4]);
   return s;
 }
 

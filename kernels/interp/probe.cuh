@@ -3,6 +3,7 @@
 // from its CTAs' stamps.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -18,6 +19,16 @@
       std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));           \
       std::exit(1);                                                                              \
     }                                                                                            \
+  } while (0)
+
+// The same for a driver API call (cuTensorMapEncodeTiled: link with -lcuda).
+#define CU(x)                                                                          \
+  do {                                                                                 \
+    CUresult r_ = (x);                                                                 \
+    if (r_ != CUDA_SUCCESS) {                                                          \
+      std::fprintf(stderr, "%s:%d: CUresult %d\n", __FILE__, __LINE__, int(r_));       \
+      std::exit(1);                                                                    \
+    }                                                                                  \
   } while (0)
 
 // The SM's cycle counter and the global nanosecond timer (coarse: it ticks in steps of ~32 ns).

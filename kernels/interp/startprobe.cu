@@ -268,15 +268,6 @@ __global__ void __launch_bounds__(288) consume(const __grid_constant__ CUtensorM
   if (alpha == 3.5f) o[0] = 0;  // keeps the preloaded value live
 }
 
-#define CU(x)                                                                          \
-  do {                                                                                 \
-    CUresult r_ = (x);                                                                 \
-    if (r_ != CUDA_SUCCESS) {                                                          \
-      std::fprintf(stderr, "%s:%d: CUresult %d\n", __FILE__, __LINE__, int(r_));       \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
-
 CUtensorMap encode(void* base, CUtensorMapL2promotion promotion, int cols = kCols) {
   CUtensorMap map;
   const cuuint64_t dims[2] = {cuuint64_t(cols), kRows}, strides[1] = {cuuint64_t(cols) * 2};

@@ -235,6 +235,7 @@ PendingRequest& copy_request(Exec& x, SyncKind kind, const CopyGroups& g, uint32
 uint64_t global_box(PendingRequest& p, const CopyKey& k, bool tensor, uint64_t addr, const Exec& x) {
   if (tensor) {
     const TensorMapDesc& t = x.grid->launch.tensormaps[p.req.tensormap];
+    p.req.tma_row16 = t.row16();
     const uint32_t fill = t.l2_fill_boxes();
     int64_t coord[5];
     std::copy(std::begin(k.coord), std::end(k.coord), coord);

@@ -58,6 +58,9 @@ struct TensorMapDesc {
   // promotion over the box's row in global memory (CUTLASS's 128-byte rows under 256-byte
   // promotion: 2, the next k-block's box with this one), else 1.
   uint32_t l2_fill_boxes() const;
+  // The box's row in shared memory in 16-byte units (sim::Op::tma_row16), 0 where rows are not plain
+  // (interleaved layouts) or wider than 4080 bytes.
+  uint8_t row16() const;
 };
 
 // A global buffer the kernel's pointers point into.

@@ -37,6 +37,13 @@ uint64_t TensorMapDesc::box_bytes() const {
   return (elements * bits + 7) / 8;
 }
 
+uint8_t TensorMapDesc::row16() const {
+  if (interleave != "none") return 0;
+  const uint64_t bits = uint64_t{box[0]} * (smem_elem_bits ? smem_elem_bits : elem_bits);
+  const uint64_t row = bits / 8;
+  return row >= 16 && row <= 4080 && row % 16 == 0 ? static_cast<uint8_t>(row / 16) : 0;
+}
+
 uint32_t TensorMapDesc::l2_fill_boxes() const {
   const uint64_t promotion = l2_promotion == "256b" ? 256 : l2_promotion == "128b" ? 128 : l2_promotion == "64b" ? 64 : 0;
   const uint64_t row = (uint64_t{box[0]} * elem_bits + 7) / 8;

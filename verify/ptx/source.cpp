@@ -351,6 +351,7 @@ bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
       if (r.cta_group2) op.flags |= sim::kFlagCtaGroup2;
       op.box = r.box;
       op.l2_fill_boxes = r.l2_fill_boxes;
+      op.tma_row16 = r.tma_row16;
       return true;
     }
     case SyncKind::BulkStore: op.kind = OpKind::BulkStore; op.a = r.a; op.box = r.box; return true;

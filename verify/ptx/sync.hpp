@@ -94,6 +94,7 @@ struct SyncRequest {
   uint32_t tensormap = UINT32_MAX;  // TmaLoad / BulkStore through a tensor map: Launch::tensormaps index
   uint64_t box = 0;        // TmaLoad / BulkStore from or to global memory: its box (sim::Op::box)
   uint8_t l2_fill_boxes = 1;  // TmaLoad: sim::Op::l2_fill_boxes
+  uint8_t tma_row16 = 0;      // TmaLoad: sim::Op::tma_row16
   bool cta_group2 = false;
   uint8_t mma_kind = 0;    // WgmmaMma / UmmaMma: model::MmaKind of the operands
   bool multicast = false;  // UmmaCommit / ClcTryCancel: the .multicast::cluster form
