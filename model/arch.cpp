@@ -148,17 +148,22 @@ constexpr Timing blackwell_timing(Timing t) {
   t.clock_ghz = 1.965;
   t.hbm_bytes_per_ns = 7670.0;
   // One SM's intake, from SemiAnalysis's public sweep of CUTLASS's 1-SM mainloop on one CTA
-  // (microbench-blackwell cutlass_gemm_mainloop; scenarios/blackwell/dense_gemm_1sm_mainloop.scn): where
-  // more stages stop helping and the MMAs are small (M 128, N 16 - 64), a K tile takes 0.77 - 0.79 ns per
-  // box row for rows of 32 and 64 bytes alike, and 0.81 - 0.88 ns for 128-byte rows (145 - 158 B/ns).
-  // Not the H100's 195 B/ns: these are read off the B200 itself.
-  t.sm_copy_bytes_per_ns = 155.0;
-  t.sm_copy_ns_per_request = 0.78;
+  // (microbench-blackwell cutlass_gemm_mainloop; scenarios/blackwell/dense_gemm_1sm_mainloop.scn), which
+  // ran at an SM clock of 1.3 GHz (its authors' figure; its K tiles that the tensor pipe limits take
+  // umma_throughput's cycles at 1.26 - 1.3 GHz). Where more stages stop helping and the MMAs are small
+  // (M 128, N 16 - 64), a K tile takes 0.77 - 0.79 ns per box row for rows of 32 and 64 bytes alike (one
+  // request a cycle) and 0.81 - 0.88 ns for 128-byte rows (145 - 158 B/ns, ~119 B a cycle). The TMA unit
+  // is the SM's: taken per cycle of its clock (assumed), so at this row's clock.
+  constexpr double kSweepGhz = 1.3;
+  t.sm_copy_bytes_per_ns = 155.0 / kSweepGhz * t.clock_ghz;
+  t.sm_copy_ns_per_request = 0.78 * kSweepGhz / t.clock_ghz;
   // The same sweep's round trip: its 171 rows at 2 and 3 stages whose A and B fit in 48 MiB (read from
   // the L2 across the sweep's back-to-back launches; past 64 MiB the round trip grows), scored through
-  // this model (tools/score_b200.py --mainloop, --timing tma_latency_ns=250 ... 460): MAPE 9.6 % at
-  // 340 - 350 ns, 14.0 % at the H100's 460 (docs/runs/b200-mainloop-2026-11-27.txt).
-  t.tma_latency_ns = 350.0;
+  // this model at the sweep's clock (tools/score_b200.py --mainloop, --timing tma_latency_ns=200 ...
+  // 460): MAPE 7.1 % at 250 ns, 7.3 % at 230 and 260, 18.3 % at the H100's 460
+  // (docs/runs/b200-mainloop-2026-11-27.txt). Taken to be the memory system's, not the SM's clock's
+  // (at_sm_clock). Public single-box round trips (microbench-blackwell tma2d_latency): 250 - 600 ns.
+  t.tma_latency_ns = 250.0;
   // Not kept: the H100's least time per load on its SM's TMA unit (75 ns). The seed's B200 figure for
   // v2_fa4 at 4352 x 3840 x 15360 (100.2 us) is below what it would allow: the busiest CTA issues
   // 28 tiles x 15 K tiles x 4 copies, 126 us at 75 ns each. No per-copy minimum instead.
@@ -389,6 +394,19 @@ TimingField find_timing_field(std::string_view name) {
 }
 
 std::span<const std::string_view> timing_field_names() { return kTimingFieldNames; }
+
+Timing at_sm_clock(Timing t, double ghz) {
+  const double r = ghz / t.clock_ghz;  // > 1: faster
+  t.clock_ghz = ghz;
+  t.tensor_clock_ghz *= r;
+  t.smem_bytes_per_ns *= r;
+  t.sm_copy_bytes_per_ns *= r;
+  for (TimingField f : {&Timing::sm_copy_ns_per_request, &Timing::tma_copy_min_ns, &Timing::tma_issue_ns, &Timing::op_issue_ns,
+                        &Timing::mbarrier_wake_ns, &Timing::remote_arrive_ns, &Timing::named_barrier_ns, &Timing::cluster_barrier_ns,
+                        &Timing::mma_issue_ns, &Timing::tmem_ld_ns_per_col, &Timing::tmem_ld_latency_ns})
+    t.*f /= r;
+  return t;
+}
 
 double timing_field_bound(TimingField field) {
   return field == &Timing::dram_share_spread || field == &Timing::dram_copy_overlap ? 1.0

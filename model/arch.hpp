@@ -131,6 +131,13 @@ std::span<const std::string_view> timing_field_names();
 // whose weights 1 +- s must stay positive, and dram_copy_overlap, a share; infinity for the others.
 double timing_field_bound(TimingField field);
 
+// The same timing with the SM clocked at `ghz` instead of clock_ghz (a GPU whose clocks are locked, as
+// Nsight Compute locks them to base by default, or held down by its power limit): what runs on the SM's
+// clock scales with it (the instruction latencies in cycles, the barrier and issue costs, the TMA unit's
+// intake and per-copy minimum, shared memory, TMEM loads, the tensor pipe's clock); the memory system's figures (the TMA round trip, L2, DRAM, the device-wide store rates,
+// the launch floor) stay. Which side the round trip is on is **assumed** (docs/calibration.md).
+Timing at_sm_clock(Timing t, double ghz);
+
 // What the device interpreter (kernels/interp) adds to the ops it runs, on the device it runs on.
 // A native kernel pays none of it; `pipesim crosscheck` adds it to the model's run so that both
 // sides time the same program (docs/calibration.md: measured with the calibration scenarios, which

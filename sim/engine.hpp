@@ -97,7 +97,10 @@ struct RunOptions {
   // Hears (simulated ns, events, PTX instructions counted so far) every 65,536 events: the
   // progress line of one long run. Empty: nothing is called.
   std::function<void(double, uint64_t, uint64_t)> on_progress;
-  // Timing fields set over the architecture's table (what-if runs: `pipesim check --timing`).
+  // The SM clock to run at (model::at_sm_clock; `pipesim check --sm-clock`): 0, the architecture's.
+  double sm_clock_ghz = 0;
+  // Timing fields set over the architecture's table (what-if runs: `pipesim check --timing`), after
+  // the clock.
   std::vector<std::pair<model::TimingField, double>> timing_overrides;
   // Set by sim::Explorer (sim/explore.hpp), not for sim::run: no clock decides the order of
   // synchronising actions; the explorer does.

@@ -708,6 +708,7 @@ class Engine {
   // The architecture's timing with the run's overrides.
   static model::Timing timing_of(const Kernel& k, const RunOptions& o) {
     model::Timing t = k.arch->time;
+    if (o.sm_clock_ghz > 0 && t.clock_ghz > 0) t = model::at_sm_clock(t, o.sm_clock_ghz);
     for (const auto& [field, value] : o.timing_overrides) t.*field = value;
     return t;
   }

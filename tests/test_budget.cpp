@@ -443,16 +443,36 @@ TEST(BudgetArch, BlackwellKeepsTheH100sMeasuredSmSideCosts) {
     EXPECT_EQ(b.clock_ghz, 1.965);
     EXPECT_EQ(b.hbm_bytes_per_ns, 7670.0);
     EXPECT_EQ(b.tma_copy_min_ns, 0.0);  // excluded by the seed's B200 figure (calibration.md)
-    // One SM's intake is the B200's own (the public 1-SM mainloop sweep), slower per row than the H100's.
-    EXPECT_EQ(b.sm_copy_bytes_per_ns, 155.0);
-    EXPECT_EQ(b.tma_latency_ns, 350.0);
-    EXPECT_EQ(b.sm_copy_ns_per_request, 0.78);
-    EXPECT_GT(b.sm_copy_ns_per_request, h.sm_copy_ns_per_request);
+    // One SM's intake is the B200's own (the public 1-SM mainloop sweep at its 1.3 GHz), per cycle of the
+    // SM clock: 155 B/ns and 0.78 ns a request there; slower per row than the H100's.
+    EXPECT_DOUBLE_EQ(at_sm_clock(b, 1.3).sm_copy_bytes_per_ns, 155.0);
+    EXPECT_DOUBLE_EQ(at_sm_clock(b, 1.3).sm_copy_ns_per_request, 0.78);
+    EXPECT_EQ(b.tma_latency_ns, 250.0);
+    EXPECT_GT(b.sm_copy_ns_per_request * b.clock_ghz, h.sm_copy_ns_per_request * h.clock_ghz);
     EXPECT_EQ(b.dram_loaded_ns_per_mib, 0.0);
     EXPECT_EQ(b.l2_slow_bytes_per_ns, 0.0);
     EXPECT_EQ(b.ptx_store_device_sectors_per_ns, 0.0);
     EXPECT_EQ(b.launch_floor_ns, 0.0);
   }
+}
+
+// A GPU clocked lower (locked clocks, a power limit): what runs on the SM's clock scales (the tensor
+// pipe's too), the memory system does not.
+TEST(BudgetArch, AtAnotherSmClockTheSmSideScalesAndTheMemorySideStays) {
+  const Timing& h = find_arch("sm_90a")->time;
+  const Timing half = at_sm_clock(h, h.clock_ghz / 2);
+  EXPECT_DOUBLE_EQ(half.clock_ghz, h.clock_ghz / 2);
+  EXPECT_DOUBLE_EQ(half.tensor_clock_ghz, h.tensor_clock_ghz / 2);
+  for (TimingField f : {&Timing::op_issue_ns, &Timing::mbarrier_wake_ns, &Timing::named_barrier_ns, &Timing::cluster_barrier_ns,
+                        &Timing::remote_arrive_ns, &Timing::tma_issue_ns, &Timing::tma_copy_min_ns, &Timing::sm_copy_ns_per_request})
+    EXPECT_DOUBLE_EQ(half.*f, 2 * (h.*f));
+  for (TimingField f : {&Timing::sm_copy_bytes_per_ns, &Timing::smem_bytes_per_ns}) EXPECT_DOUBLE_EQ(half.*f, (h.*f) / 2);
+  for (TimingField f : {&Timing::tma_latency_ns, &Timing::hbm_bytes_per_ns, &Timing::l2_bytes_per_ns, &Timing::launch_floor_ns,
+                        &Timing::ptx_store_device_sectors_per_ns, &Timing::ptx_global_load_latency_cycles})
+    EXPECT_DOUBLE_EQ(half.*f, h.*f);
+  // The same clock gives the same table.
+  EXPECT_DOUBLE_EQ(at_sm_clock(h, h.clock_ghz).mbarrier_wake_ns, h.mbarrier_wake_ns);
+  EXPECT_DOUBLE_EQ(at_sm_clock(h, h.clock_ghz).tensor_clock_ghz, h.tensor_clock_ghz);
 }
 
 TEST(BudgetDevice, DeviceLimitSmallerThanFamily) {

@@ -551,6 +551,25 @@ double predicted_us(const std::string& out) {
   return at == std::string::npos ? -1 : std::stod(out.substr(at + 20));
 }
 
+// --sm-clock: the same scenario at a lower SM clock (model::at_sm_clock) runs longer; out of range or not
+// a number, exit 2; --timing still has the last word.
+TEST_F(CheckCommand, SmClockSlowsTheSmSideAndRejectsBadValues) {
+  const std::string f = (fs::path(PIPESIM_SOURCE_DIR) / "scenarios" / "blackwell" / "dense_gemm_1sm_mainloop.scn").string();
+  const CmdRun full = pipesim(tmp, {"check", f}), slow = pipesim(tmp, {"check", "--sm-clock", "1.3", f});
+  ASSERT_EQ(full.code, 0) << full.out << full.err;
+  ASSERT_EQ(slow.code, 0) << slow.out << slow.err;
+  // Its TMA-bound K tiles take the intake's time, per cycle of the SM's clock: 1.965 / 1.3 slower, less
+  // what the memory system's round trip holds fixed.
+  EXPECT_GT(predicted_us(slow.out), 1.3 * predicted_us(full.out)) << slow.out;
+  EXPECT_LT(predicted_us(slow.out), 1.965 / 1.3 * predicted_us(full.out) * 1.01) << slow.out;
+  for (const char* bad : {"0.05", "9", "-1"}) {
+    const CmdRun r = pipesim(tmp, {"check", "--sm-clock", bad, f});
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "the SM clock must be in 0.1 .. 5 GHz")) << r.err;
+  }
+  EXPECT_EQ(pipesim(tmp, {"check", "--sm-clock", "fast", f}).code, 2);
+}
+
 // Back-to-back small copies from one SM land tma_copy_min_ns apart (native H100 probe: ~74 ns
 // whatever the size; the issuing SM's TMA unit takes that long per copy), and --timing replaces the
 // table's value: with the table's 75 ns, eight 1 KiB copies end at least 7 x 75 ns after one; with 0,

@@ -11,10 +11,11 @@ build/svdquant_w4a4/), and prints a Markdown table, the MAPE over the W4A4 rows 
 and the stage-count bug's penalty (pre-fix / post-fix) against the measured 1.45x. --timing is passed to
 pipesim (what-if runs).
 
---mainloop scores scenarios/blackwell/dense_gemm_1sm_mainloop.scn against SemiAnalysis's public B200 sweep of
-CUTLASS's 1-SM dense GEMM mainloop (github.com/SemiAnalysisAI/microbench-blackwell, cutlass_gemm_mainloop/
-results.csv; not copied here: pass the file): one CTA, one tile, K = 131072, stages 2 - 8, BF16 and FP8. It
-prints one line per tile shape (measured and predicted TFLOPS at each stage count) and the MAPE.
+--mainloop scores scenarios/blackwell/dense_gemm_1sm_mainloop.scn, at the sweep's SM clock (1.3 GHz), against
+SemiAnalysis's public B200 sweep of CUTLASS's 1-SM dense GEMM mainloop (github.com/SemiAnalysisAI/
+microbench-blackwell, cutlass_gemm_mainloop/results.csv; not copied here: pass the file): one CTA, one tile,
+K = 131072, stages 2 - 8, BF16 and FP8. It prints one line per tile shape (measured and predicted TFLOPS at
+each stage count) and the MAPE. --sm-clock runs pipesim at another SM clock (pipesim check --sm-clock).
 Rows with STAGES 0 (CUTLASS's automatic count) and the builds that failed are left out."""
 import argparse
 import csv
@@ -67,6 +68,8 @@ for variant, tfs in CUTLASS_TFLOPS.items():
 
 def predict(args, what, extra):
     cmd = [args.pipesim, "check", *what, "--json", "--max-seconds", "0", *extra]
+    if args.sm_clock:
+        cmd += ["--sm-clock", str(args.sm_clock)]
     for t in args.timing:
         cmd += ["--timing", t]
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -78,6 +81,9 @@ def predict(args, what, extra):
 
 
 MAINLOOP = "scenarios/blackwell/dense_gemm_1sm_mainloop.scn"
+# The sweep's SM clock as its authors give it (cutlass_gemm_mainloop/plot_results.py: "Per-SM peak TFLOPS at
+# 1300 MHz for B200"); its tensor-bound K tiles agree (umma_throughput's cycles at 1.26 - 1.3 GHz).
+SWEEP_SM_CLOCK_GHZ = 1.3
 
 
 def score_mainloop(args):
@@ -139,9 +145,11 @@ def main():
     ap.add_argument("--ptx", help="directory with our W4A4 kernel's .ptx and .launch.json (build/svdquant_w4a4)")
     ap.add_argument("--mainloop", help="SemiAnalysis's cutlass_gemm_mainloop/results.csv: score that sweep instead")
     ap.add_argument("--timing", action="append", default=[])
+    ap.add_argument("--sm-clock", type=float, help="GHz: run pipesim at this SM clock (--mainloop: the sweep's 1.3 by default)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     args = ap.parse_args()
     if args.mainloop:
+        args.sm_clock = args.sm_clock or SWEEP_SM_CLOCK_GHZ
         return score_mainloop(args)
     ptx = Path(args.ptx) if args.ptx else None
 

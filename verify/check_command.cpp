@@ -45,6 +45,7 @@ struct Options {
   double explore_jitter = 0.3;
   bool interp_cost = false;   // time the device interpreter's run (crosscheck's model side)
   std::vector<std::string> timing;  // NAME=VALUE over the architecture's timing table
+  double sm_clock = 0;              // GHz: run with the SM clocked there (model::at_sm_clock); 0: the architecture's
   std::string launch;         // PTX kernels: the launch file
   std::string expect;         // PTX kernels: the verdict expected (ok, hang, error[:KIND])
   std::string sweep;          // NAME=a,b,c: the one file at each value of one -D setting
@@ -105,6 +106,7 @@ std::string run_flags(const Options& o) {
   if (!o.launch.empty()) out += " --launch " + o.launch;
   for (const std::string& d : o.defines) out += " -D " + d;
   for (const std::string& a : o.assume) out += " --assume " + a;
+  if (o.sm_clock > 0) out += fmt::format(" --sm-clock {}", o.sm_clock);
   for (const std::string& t : o.timing) out += " --timing " + t;
   if (o.interp_cost) out += " --interp-cost";
   if (o.max_events != Options{}.max_events) out += fmt::format(" --max-events {}", o.max_events);
@@ -271,6 +273,11 @@ int run_check(const Options& o) {
     std::cerr << "pipesim: error: --launch and --expect are for PTX kernels (FILE.ptx)\n";
     return 2;
   }
+  if (o.sm_clock != 0 && !(o.sm_clock >= 0.1 && o.sm_clock <= 5.0)) {
+    std::cerr << fmt::format("pipesim: error: --sm-clock {}: the SM clock must be in 0.1 .. 5 GHz\n", o.sm_clock);
+    return 2;
+  }
+  co.run.sm_clock_ghz = o.sm_clock;
   for (const std::string& t : o.timing) {
     const size_t eq = t.find('=');
     const model::TimingField field = eq == std::string::npos ? nullptr : model::find_timing_field(t.substr(0, eq));
@@ -496,6 +503,9 @@ CLI::App* add_check_command(CLI::App& app, std::function<int()>& action) {
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of one scenario")->type_name("FILE");
   c->add_flag("--interp-cost", o->interp_cost,
               "time the run as the device interpreter executes it on the H100 (its measured per-op cost added; what crosscheck compares)");
+  c->add_option("--sm-clock", o->sm_clock,
+                "what-if: run with the SM clocked at this many GHz (locked clocks, a power limit; Nsight Compute locks to base): SM-side costs scale, the memory system's do not")
+      ->type_name("GHZ");
   add_repeatable_option(*c, "--timing", o->timing,
                         "what-if: set one field of the architecture's timing table, e.g. tma_latency_ns=400 (docs/calibration.md)")
       ->type_name("NAME=VALUE");

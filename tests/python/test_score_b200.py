@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tools/score_b200.py --mainloop on a small file of our own in the public sweep's format: the rows it
 skips (CUTLASS's automatic stage count, failed builds), its predicted TFLOPS against `pipesim check` of the
-same scenario, its errors, and which rows it counts as having set a B200 constant."""
+same scenario at the sweep's SM clock (1.3 GHz), its errors, and which rows it counts as having set a B200
+constant."""
 import json
 import os
 import re
@@ -25,7 +26,8 @@ CSV = """M,N,K,TILE_M,TILE_N,TILE_K,STAGES,dtype,time_ms,TFLOPS
 
 def predicted_tflops(fp8, tm, tn, tk, stages):
     d = [f"FP8={fp8}", f"TILE_M={tm}", f"TILE_N={tn}", f"TILE_K={tk}", f"STAGES={stages}", "K=131072"]
-    out = subprocess.run([PIPESIM, "check", str(SCN), "--json", "--max-seconds", "0", *[a for x in d for a in ("-D", x)]],
+    out = subprocess.run([PIPESIM, "check", str(SCN), "--json", "--max-seconds", "0", "--sm-clock", "1.3",
+                          *[a for x in d for a in ("-D", x)]],
                          capture_output=True, text=True, check=True).stdout
     j = json.loads(out)
     r = j["results"][0] if "results" in j else j
