@@ -75,6 +75,10 @@ constexpr Timing kHopperTiming{
     .smem_bytes_per_ns = 128.0 * 1.98,
     .op_issue_ns = 4.0,          // native mbarrier.arrive loop: 3.4 - 5.9 ns
     .mbarrier_wake_ns = 55.0,    // native hand-over, whole-warp try_wait: 58.6 ns - issue (lane-0 waits: 203 ns)
+    // Native probe kernels/interp/peekprobe.cu (docs/runs/peekprobe-h100-2026-11-27.txt): one try_wait on a
+    // phase that does not complete returns false after 4.0 - 4.1 us, with no time hint or with hints of
+    // 100 ns to 100 us alike; on one that completes 0.2 or 2 us later it returns true then.
+    .mbarrier_try_wait_limit_ns = 4000.0,
     .remote_arrive_ns = 12.0,    // native remote hand-over 214.6 ns - local 203.1 ns (both lane-0 waits)
     .named_barrier_ns = 11.0,    // native bar.sync of 4 warps: 11.2 ns per round
     .cluster_barrier_ns = 380.0, // native barrier.cluster.arrive (release) + wait, cluster of 2: 384-391 ns
@@ -353,6 +357,7 @@ constexpr NamedTimingField kTimingFields[] = {
     {"smem_bytes_per_ns", &Timing::smem_bytes_per_ns},
     {"op_issue_ns", &Timing::op_issue_ns},
     {"mbarrier_wake_ns", &Timing::mbarrier_wake_ns},
+    {"mbarrier_try_wait_limit_ns", &Timing::mbarrier_try_wait_limit_ns},
     {"remote_arrive_ns", &Timing::remote_arrive_ns},
     {"named_barrier_ns", &Timing::named_barrier_ns},
     {"cluster_barrier_ns", &Timing::cluster_barrier_ns},

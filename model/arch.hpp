@@ -75,6 +75,9 @@ struct Timing {
   double smem_bytes_per_ns = 0;     // per SM, what a bulk store reads out of smem
   double op_issue_ns = 0;           // any other instruction's cost to its warp
   double mbarrier_wake_ns = 0;      // phase flip to waiter resumed
+  // How long a try_wait that no loop repeats (a peek: CUTLASS's producer_try_acquire) may hold its warp
+  // before it returns false. 0: such a peek answers at once.
+  double mbarrier_try_wait_limit_ns = 0;
   double remote_arrive_ns = 0;      // arrive on another CTA's barrier (DSMEM)
   double named_barrier_ns = 0;      // last arrival to release
   double cluster_barrier_ns = 0;    // last arrival to release

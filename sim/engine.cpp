@@ -263,6 +263,7 @@ void Engine::dispatch(const Event& e) {
       else deliver(e, std::string(op_name(e.op)));
       break;
     case EventKind::AsyncArrive: deliver(e, "tcgen05.commit arrival"); break;
+    case EventKind::WaitLimit: wait_limit(e); break;
   }
 }
 

@@ -21,6 +21,7 @@ bool is_choice(const Event& e, const WarpList& warps) {
       return w.retry;  // poised at a synchronising op
     }
     case EventKind::WakeBatch: case EventKind::DramDone: case EventKind::CopyStart: return false;
+    case EventKind::WaitLimit: return false;  // never untimed: a peek is answered at once there
     case EventKind::TxLand: case EventKind::RemoteOp: case EventKind::AsyncArrive: return true;
   }
   return true;

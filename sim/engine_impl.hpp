@@ -53,7 +53,7 @@ inline bool synchronises(OpKind k) {
   }
 }
 
-enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, AsyncArrive, DramDone, CopyStart };
+enum class EventKind : uint8_t { WarpStep, WakeBatch, TxLand, RemoteOp, AsyncArrive, DramDone, CopyStart, WaitLimit };
 
 struct Event {
   double t;
@@ -474,6 +474,9 @@ class Engine {
 
   // -------------------------------------------------------------- dispatch
   void happen(const Event& e) {
+    // A peek's time limit whose wait has already passed is no event: it must not move the clock (the
+    // run would end at it).
+    if (e.kind == EventKind::WaitLimit && !wait_limit_live(e)) return;
     // Simulated events: every op a warp executes and every asynchronous completion (a batch
     // of wake-ups counts its warps' steps, not itself).
     if (e.kind != EventKind::WakeBatch && e.kind != EventKind::WarpStep && e.kind != EventKind::DramDone) ++res_.events;
@@ -484,6 +487,12 @@ class Engine {
   void dispatch(const Event& e);
 
   void close_block(WarpRt& w);
+  void wait_limit(const Event& e);
+  // Whether a WaitLimit event's warp is still held by the wait that set it (blocked since its stamp).
+  bool wait_limit_live(const Event& e) const {
+    const WarpRt& w = warps_[e.target];
+    return w.block == Block::Mbarrier && std::bit_cast<int64_t>(w.block_since) == e.value;
+  }
   void resume(WarpRt& w, uint32_t id, double at) {
     close_block(w);
     push(at, EventKind::WarpStep, id);

@@ -4,6 +4,9 @@
 #include "sim/engine_impl.hpp"
 #include "sim/operand_rules.hpp"
 
+#include <algorithm>
+#include <bit>
+
 namespace pipesim::sim::detail {
 
 double Engine::interp_contention_ns(const WarpRt& w) const {
@@ -469,14 +472,36 @@ void Engine::do_wait(WarpRt& w, uint32_t id) {
     if (wait_passed(w, s, b)) push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
     return;
   }
+  // A peek (a PTX try_wait no loop repeats, kFlagAnswer) is held until the phase completes or the time
+  // limit passes, then answered false (the H100: 4 us, kernels/interp/peekprobe.cu). Untimed (the
+  // exhaustive search), false at once: a legal answer, and no time to wait out.
+  if ((op.flags & kFlagAnswer) && (o_.untimed || tm_.mbarrier_try_wait_limit_ns <= 0)) {
+    ext(w)->answer(0);
+    push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
+    return;
+  }
   w.block = Block::Mbarrier;
   w.block_since = now_;
   c.waiters[s].push_back(id);
+  if (op.flags & kFlagAnswer)
+    push(now_ + tm_.mbarrier_try_wait_limit_ns, EventKind::WaitLimit, id, s, op.site, 0, OpKind::Wait, std::bit_cast<int64_t>(now_));
+}
+
+// A peek's time limit: if the warp is still held by the same wait (blocked since the event's stamp),
+// it leaves the barrier's waiters and its try_wait returns false.
+void Engine::wait_limit(const Event& e) {
+  WarpRt& w = warps_[e.target];
+  if (!wait_limit_live(e)) return;
+  auto& ws = cta(w.cta).waiters[e.slot];
+  ws.erase(std::remove(ws.begin(), ws.end(), e.target), ws.end());
+  ext(w)->answer(0);
+  resume(w, e.target, now_);
 }
 
 bool Engine::wait_would_block(const WarpRt& w) const {
   const Op& op = w.cur;
   if (op.kind != OpKind::Wait || (op.bar.rank != BarRef::kOwnCta && cta_of_rank(w.cta, op.bar.rank) != w.cta)) return false;
+  if ((op.flags & kFlagAnswer) && (o_.untimed || tm_.mbarrier_try_wait_limit_ns <= 0)) return false;  // a peek answered at once
   const uint32_t s = slot(op.bar);
   const MBarrier& b = cta(w.cta).bars[s];
   if (!b.initialised || !operand::parity(op.a).empty()) return false;            // faults

@@ -287,5 +287,28 @@ TEST(PtxCheckGemv, SeedShapesRunAndTheBrokenPhaseHangsAtItsWait) {
 #endif
 }
 
+// A try_wait no loop repeats (a peek, CUTLASS's producer_try_acquire and consumer_try_wait) is held
+// until its phase completes or its time limit passes (the H100's 4 us, kernels/interp/peekprobe.cu),
+// then answers false; tests/data/ptx/peek.ptx sleeps 30 us after a false peek. Holding it until the
+// phase completed hung CUTLASS's 2-stage sm100 ring, whose producer and MMA warp peek at each other.
+TEST(PtxPeek, APeekIsHeldUntilItsPhaseOrItsTimeLimitThenAnswersFalse) {
+  auto end_us = [](int delay_ns, double limit_ns = -1) {
+    CheckOptions o;
+    o.launch = kDir + "peek.launch.json";
+    o.launch_sets = {"param.delay=" + std::to_string(delay_ns)};
+    if (limit_ns >= 0) o.run.timing_overrides.emplace_back(&model::Timing::mbarrier_try_wait_limit_ns, limit_ns);
+    const CheckResult r = check_file(kDir + "peek.ptx", o);
+    EXPECT_FALSE(r.bad_input) << r.diagnostic;
+    EXPECT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
+    return r.result.end_ns / 1000.0;
+  };
+  const double limit_us = model::find_arch("sm_90a")->time.mbarrier_try_wait_limit_ns / 1000.0;
+  ASSERT_EQ(limit_us, 4.0);
+  EXPECT_NEAR(end_us(1000), 1.0, 0.3);                // the phase completed within the limit: true
+  EXPECT_NEAR(end_us(20000), limit_us + 30.0, 0.3);   // false at the limit, then the 30 us sleep
+  EXPECT_NEAR(end_us(20000, 0), 30.0, 0.3);           // no limit in the table: false at once
+  EXPECT_NEAR(end_us(20000, 1e6), 20.0, 0.3);         // a limit past the completion: true at 20 us
+}
+
 }  // namespace
 }  // namespace pipesim::verify

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "corpus_mutant_want.hpp"
+#include "model/arch.hpp"
 #include "verify/check.hpp"
 #include "verify/report.hpp"
 
@@ -60,6 +61,34 @@ void check_example(const std::string& example, int expected_launches) {
 
 TEST(CutlassCorpusSm100, Gemm70OneSmAndTwoSmEveryShapeChecksOk) { check_example("70_blackwell_gemm", 8); }
 TEST(CutlassCorpusSm100, Nvfp4Gemm72EveryShapeChecksOk) { check_example("72_blackwell_narrow_precision_gemm", 4); }
+// The seed's CUTLASS baseline tiles (capture_72_seed.cu) at its four shapes: 1-SM 128x256 (2 stages),
+// 2-SM 256x128 and 256x256.
+TEST(CutlassCorpusSm100, SeedTilesEveryShapeChecksOk) { check_example("72_blackwell_nvfp4_seed_tiles", 12); }
+
+// The 1-SM 128x256 kernel's ring has 2 stages, and its producer and MMA warp each peek at the next stage
+// before they do what the other's peek waits for (the copies; the release): each peek waits out its time
+// limit. With peeks that answer at once the same kernel runs several times faster; with peeks held until
+// their phase completes it hangs (what the model did before peeks had a limit).
+TEST(CutlassCorpusSm100, SeedTileOneSmTwoStagePeeksWaitOutTheirTimeLimit) {
+  if (kCorpus.empty() || !std::filesystem::exists(kCorpus + "/manifest_sm100.json"))
+    GTEST_SKIP() << "the sm_100a corpus is not built (needs nvcc; ctest runs ptx_corpus_sm100_build first)";
+  const std::string dir = kCorpus + "/72_blackwell_nvfp4_seed_tiles/";
+  auto run = [&](double limit_ns) {
+    CheckOptions o;
+    o.run.max_seconds = 0;
+    o.launch = dir + "72_blackwell_nvfp4_seed_tiles_1sm_128x256_4352x3072x3840.launch.json";
+    o.run.timing_overrides.emplace_back(&model::Timing::mbarrier_try_wait_limit_ns, limit_ns);
+    return check_file(dir + "72_blackwell_nvfp4_seed_tiles.ptx", o);
+  };
+  const CheckResult limited = run(4000), at_once = run(0), held = run(1e9);
+  ASSERT_FALSE(limited.bad_input) << limited.diagnostic;
+  EXPECT_EQ(limited.result.verdict, sim::Verdict::Ok) << limited.report;
+  EXPECT_EQ(at_once.result.verdict, sim::Verdict::Ok) << at_once.report;
+  EXPECT_GT(limited.result.end_ns, 4 * at_once.result.end_ns);
+  // Held a second per peek, the run ends only by the limits, far past any real work.
+  EXPECT_GT(held.result.end_ns, 1e9);
+}
+
 TEST(CutlassCorpusSm100, PreferredClusterGemm73EveryShapeChecksOk) { check_example("73_blackwell_gemm_preferred_cluster", 4); }
 TEST(CutlassCorpusSm100, StreamKGemm74EveryShapeChecksOk) { check_example("74_blackwell_gemm_streamk", 8); }
 TEST(CutlassCorpusSm100, FmhaForward77EveryShapeChecksOk) { check_example("77_blackwell_fmha", 3); }

@@ -240,11 +240,13 @@ TEST(PtxMachine, MbarrierRequestsAreGroupedByAddress) {
   EXPECT_EQ(r[1].kind, SyncKind::FenceInit);
   expect(2, SyncKind::MbarArrive, bar, 32, 32);
   expect(3, SyncKind::MbarTryWait, bar, 0, 32);
+  EXPECT_TRUE(r[3].peek);  // no branch loops back on it
   expect(4, SyncKind::MbarArrive, bar, 32, 16);      // the even lanes, count 2 each
   expect(5, SyncKind::MbarArrive, bar + 8, 32, 16);  // the odd lanes
   expect(6, SyncKind::MbarArriveExpectTx, bar + 16, 4096, 1);
   expect(7, SyncKind::MbarTestWait, bar, 1, 32);
-  expect(8, SyncKind::MbarTryWait, bar, 1, 32);      // the token's parity
+  expect(8, SyncKind::MbarTryWait, bar, 1, 32);      // the token's parity (a peek too)
+  EXPECT_TRUE(r[8].peek);
   expect(9, SyncKind::MbarExpectTx, bar + 24, 128 * 32, 32);
   expect(10, SyncKind::MbarCompleteTx, bar + 24, 64 * 32, 32);
   expect(11, SyncKind::MbarArrive, cluster_address(0, static_cast<uint32_t>(bar)), 1, 1);
@@ -252,6 +254,38 @@ TEST(PtxMachine, MbarrierRequestsAreGroupedByAddress) {
   expect(13, SyncKind::MbarInval, bar + 8, 0, 1);
   for (uint32_t l = 0; l < 32; ++l) EXPECT_EQ(h.out(l), 2u + (7u << 8)) << l;
   EXPECT_EQ(r[2].instr + 1, r[3].instr);
+}
+
+// A try_wait that a branch within the next few instructions loops back on is a wait loop: the warp is
+// held until the phase completes. Any other is a peek whose answer the code takes as it comes (CUTLASS's
+// producer_try_acquire token): SyncRequest::peek, which the engine may answer false at its time limit
+// (test_ptx_check.cpp, PtxPeek).
+TEST(PtxMachine, ATryWaitIsAPeekUnlessABranchLoopsBackOnIt) {
+  const std::string decls = ".shared .align 8 .b64 bars[2];\n";
+  Harness h(kernel("  mov.u32 %r1, bars;\n  setp.eq.u32 %p1, %tx, 0;\n"
+                   "  @%p1 mbarrier.init.shared::cta.b64 [%r1], 1;\n  fence.mbarrier_init.release.cluster;\n"
+                   // CUTLASS's ClusterBarrier::wait
+                   "LAB_WAIT:\n  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r1], 0, 1000;\n"
+                   "  @%p2 bra DONE;\n  bra LAB_WAIT;\nDONE:\n"
+                   // nvcc's while (!try_wait(...)) {}
+                   "SPIN:\n  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1+8], 1;\n  selp.u32 %r2, 1, 0, %p3;\n"
+                   "  setp.eq.u32 %p4, %r2, 0;\n  @%p4 bra SPIN;\n"
+                   // CUTLASS's try_wait token, then its own branch forward
+                   "  mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r1], 1;\n  selp.u32 %r3, 1, 0, %p5;\n"
+                   "  setp.ne.u32 %p6, %r3, 0;\n  @%p6 bra SKIP;\n  add.u32 %r3, %r3, 2;\nSKIP:\n"
+                   "  cvt.u64.u32 %res, %r3;\n",
+                   decls));
+  // The peek answered 0 (its time limit), the loops 1.
+  const auto r = requests_of(h, [](const SyncRequest& q) -> uint64_t { return q.peek ? 0 : 1; });
+  const uint64_t bar = h.prog->symbols[0].addr;
+  std::vector<std::tuple<SyncKind, uint64_t, bool>> waits;
+  for (const SyncRequest& q : r)
+    if (q.kind == SyncKind::MbarTryWait || q.kind == SyncKind::MbarTestWait) waits.emplace_back(q.kind, q.bar, q.peek);
+  ASSERT_EQ(waits.size(), 3u);
+  EXPECT_EQ(waits[0], std::make_tuple(SyncKind::MbarTryWait, bar, false));
+  EXPECT_EQ(waits[1], std::make_tuple(SyncKind::MbarTryWait, bar + 8, false));
+  EXPECT_EQ(waits[2], std::make_tuple(SyncKind::MbarTryWait, bar, true));
+  for (uint32_t l = 0; l < 32; ++l) EXPECT_EQ(h.out(l), 2u) << l;  // the peek's false took the path past SKIP's branch
 }
 
 TEST(PtxMachine, CopiesAndTheirBytes) {

@@ -2,12 +2,13 @@
 """Predicted vs the seed's B200 figures (docs/performance.md section 4, issue 21). No Blackwell GPU exists
 for this project: the seed's published numbers are the only truth, scored and never fitted.
 
-  tools/score_b200.py --pipesim build/verify/pipesim [--ptx DIR] [--timing NAME=VALUE]...
+  tools/score_b200.py --pipesim build/verify/pipesim [--ptx DIR] [--cutlass-corpus DIR] [--timing NAME=VALUE]...
   tools/score_b200.py --pipesim build/verify/pipesim --mainloop results.csv [--timing NAME=VALUE]...
 
 Runs `pipesim check --json` on the scenarios of the rows below (scenarios/svdquant, scenarios/blackwell) and,
 with --ptx, on our CuTe DSL W4A4 kernel's PTX (the directory the svdquant_cute_compile test writes,
-build/svdquant_w4a4/), and prints a Markdown table, the MAPE over the W4A4 rows and over all scenario rows,
+build/svdquant_w4a4/) and, with --cutlass-corpus, on CUTLASS C++'s block-scaled kernel at the seed's tiles
+(build/cutlass_corpus/72_blackwell_nvfp4_seed_tiles/), and prints a Markdown table, the MAPE over the W4A4 rows and over all scenario rows,
 and the stage-count bug's penalty (pre-fix / post-fix) against the measured 1.45x. --timing is passed to
 pipesim (what-if runs).
 
@@ -44,7 +45,9 @@ def cutlass_us(k, n, tflops):
 
 SVD = "scenarios/svdquant/v2_fa4_"
 BW = "scenarios/blackwell/blockscaled_gemm_"
-# (name, scenario, -D args, PTX stem or None, measured us, is a W4A4 row)
+# (name, scenario, -D args, PTX stem or None, measured us, is a W4A4 row). A W4A4 row's PTX is our kernel's
+# (--ptx); a CUTLASS row's is CUTLASS C++'s block-scaled kernel at the same tile (--cutlass-corpus:
+# tools/cutlass_corpus/capture_72_seed.cu), the stem a "cutlass/" path.
 ROWS = [
     ("v2_fa4 post-fix 4352x3840x3072 R128 (production)", SVD + "4352x3840x3072_r128.scn", [],
      "v2_fa4_4352x3840x3072_r128", 32.13, True),
@@ -60,10 +63,13 @@ ROWS = [
 # Section 4.2: TFLOPS per shape (the order of SHAPES) for 1-CTA 128x256, 2-CTA 256x128, 2-CTA 256x256.
 CUTLASS_TFLOPS = {"1cta_128x256": [3847, 4167, 4096, 4174], "2cta_256x128": [4202, 5181, 5903, 5375],
                   "2cta_256x256": [4545, 5836, 6339, 6074]}
+SEED_TILES = "72_blackwell_nvfp4_seed_tiles"
+CORPUS_VARIANT = {"1cta_128x256": "1sm_128x256", "2cta_256x128": "2sm_256x128", "2cta_256x256": "2sm_256x256"}
 for variant, tfs in CUTLASS_TFLOPS.items():
     for (k, n), tf in zip(SHAPES, tfs):
         ROWS.append((f"CUTLASS {variant.replace('_', ' ')} {M}x{k}x{n} (no LoRA)", BW + variant + ".scn",
-                     [f"M={M}", f"K={k}", f"N={n}"], None, cutlass_us(k, n, tf), False))
+                     [f"M={M}", f"K={k}", f"N={n}"], f"cutlass/{SEED_TILES}_{CORPUS_VARIANT[variant]}_{M}x{n}x{k}",
+                     cutlass_us(k, n, tf), False))
 
 
 def predict(args, what, extra):
@@ -143,6 +149,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pipesim", required=True)
     ap.add_argument("--ptx", help="directory with our W4A4 kernel's .ptx and .launch.json (build/svdquant_w4a4)")
+    ap.add_argument("--cutlass-corpus", help="the Blackwell CUTLASS corpus (build/cutlass_corpus): CUTLASS rows from "
+                    "CUTLASS C++'s PTX at the seed's tiles")
     ap.add_argument("--mainloop", help="SemiAnalysis's cutlass_gemm_mainloop/results.csv: score that sweep instead")
     ap.add_argument("--timing", action="append", default=[])
     ap.add_argument("--sm-clock", type=float, help="GHz: run pipesim at this SM clock (--mainloop: the sweep's 1.3 by default)")
@@ -152,10 +160,18 @@ def main():
         args.sm_clock = args.sm_clock or SWEEP_SM_CLOCK_GHZ
         return score_mainloop(args)
     ptx = Path(args.ptx) if args.ptx else None
+    corpus = Path(args.cutlass_corpus) / SEED_TILES if args.cutlass_corpus else None
 
-    print("| kernel / shape | measured us | scenario: predicted (error) | PTX of our kernel: predicted (error) |")
+    def ptx_of(stem):
+        """The PTX and launch file of a row, or None where the directory for it was not given."""
+        if stem.startswith("cutlass/"):
+            return None if corpus is None else (corpus / f"{SEED_TILES}.ptx", corpus / (stem[len("cutlass/"):] + ".launch.json"))
+        return None if ptx is None else (ptx / f"{stem}.ptx", ptx / f"{stem}.launch.json")
+
+    print("| kernel / shape | measured us | scenario: predicted (error) | PTX (our kernel; CUTLASS C++): predicted (error) |")
     print("|---|---:|---:|---:|")
     scn_err, ptx_err, w4a4_err, pred = [], [], [], {}
+    cutlass_err = defaultdict(list)  # by tile configuration
     for name, scn, defs, stem, meas, w4a4 in ROWS:
         d = [a for x in defs for a in ("-D", x)]
         s = predict(args, [scn], d)
@@ -165,9 +181,13 @@ def main():
             w4a4_err.append(abs(e))
         pred[name] = [s, None]
         cell_ptx = ""
-        if ptx is not None and stem is not None:
-            p = predict(args, [str(ptx / f"{stem}.ptx"), "--launch", str(ptx / f"{stem}.launch.json")], [])
-            ptx_err.append(abs(p / meas - 1))
+        files = ptx_of(stem) if stem else None
+        if files is not None:
+            p = predict(args, [str(files[0]), "--launch", str(files[1])], [])
+            if w4a4:
+                ptx_err.append(abs(p / meas - 1))
+            else:
+                cutlass_err[name.split()[1] + " " + name.split()[2]].append(abs(p / meas - 1))
             pred[name][1] = p
             cell_ptx = f"{p:.2f} ({100 * (p / meas - 1):+.1f} %)"
         print(f"| {name} | {meas:.2f} | {s:.2f} ({100 * e:+.1f} %) | {cell_ptx} |")
@@ -177,6 +197,8 @@ def main():
 
     print(f"\nScenario MAPE {mape(scn_err)}; over the five W4A4 rows {mape(w4a4_err)}", end="")
     print(f"; PTX over the five W4A4 rows {mape(ptx_err)}" if ptx_err else "")
+    if cutlass_err:
+        print("CUTLASS C++'s PTX, MAPE per tile: " + "; ".join(f"{tile} {mape(e)}" for tile, e in cutlass_err.items()))
     post, pre = ROWS[0][0], ROWS[1][0]
     want = ROWS[1][4] / ROWS[0][4]  # the measured pre-fix / post-fix
     for i, what in ((0, "scenarios"), (1, "PTX")):

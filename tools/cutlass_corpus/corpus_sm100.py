@@ -8,6 +8,10 @@ GEMM_SHAPES = [(4096, 4096, 4096), (4096, 128, 4096), (512, 512, 16384), (2048, 
 # FMHA forward (B, H, Q, K) at head dim 128, no GQA: a prefill, a long KV with a short Q, small
 FMHA_SHAPES = [(1, 16, 4096, 4096), (1, 8, 256, 16384), (1, 16, 512, 512)]
 
+# The seed's production shapes (seed 001: M x K x N = 4352 x {3840, 15360, 10240} x {3072, 15360, 3840}), as
+# (M, N, K): its CUTLASS baseline (section 4.2) was timed there
+SEED_SHAPES = [(4352, 3072, 3840), (4352, 15360, 3840), (4352, 3840, 15360), (4352, 3072, 10240)]
+
 # FP4 GEMV (M, K, batch): the example's default 4096x2048, a K-heavy one, a batched small one
 GEMV_SHAPES = [(4096, 2048, 1), (1024, 8192, 1), (512, 2048, 4)]
 
@@ -23,6 +27,14 @@ EXAMPLES = [
         "tu": "capture_72.cu",
         "source": "examples/72_blackwell_narrow_precision_gemm/72b_blackwell_nvfp4_nvfp4_gemm.cu",
         "shapes": GEMM_SHAPES,
+    },
+    {
+        # the seed's CUTLASS baseline: NVFP4 block-scaled at its three tiles (capture_72_seed.cu says why
+        # this kernel); the headers only, example 72's source for the wheel's version
+        "name": "72_blackwell_nvfp4_seed_tiles",
+        "tu": "capture_72_seed.cu",
+        "source": "examples/72_blackwell_narrow_precision_gemm/72a_blackwell_nvfp4_bf16_gemm.cu",
+        "shapes": SEED_SHAPES,
     },
     {
         "name": "73_blackwell_gemm_preferred_cluster",

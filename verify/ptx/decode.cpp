@@ -368,6 +368,25 @@ void layout_function(const Function& f, DFunction& df, Program& prog) {
   df.frame_bytes = align_up(off, 16);
 }
 
+// A try_wait is a wait loop when a branch within the next few instructions goes back to it or before
+// (CUTLASS's `LAB_WAIT: try_wait P1; @P1 bra DONE; bra LAB_WAIT;`, nvcc's `while (!try_wait(...))`: try_wait,
+// selp, setp, bra). Any other try_wait is a peek whose answer the code takes as it comes (CUTLASS's
+// producer_try_acquire and consumer_try_wait tokens): the hardware may return false once its time limit
+// passes, and the kernel must cope, so the warp is answered at once (as a test_wait) instead of held
+// until the phase completes. Holding it there hangs a 2-stage CUTLASS ring that the GPU runs: the peek
+// at the next stage waits for a release that comes only after this stage's copies, which follow the peek.
+void mark_peeks(DFunction& df) {
+  constexpr size_t kLoopReach = 4;
+  for (size_t i = 0; i < df.code.size(); ++i) {
+    DInstr& d = df.code[i];
+    if (d.op != Op::MbarTryWait) continue;
+    bool loop = false;
+    for (size_t j = i + 1; j < df.code.size() && j <= i + kLoopReach && !loop; ++j)
+      loop = df.code[j].op == Op::Bra && df.code[j].target <= i;
+    if (!loop) d.flags |= F_PEEK;
+  }
+}
+
 void decode_body(const Module& module, const Function& f, DFunction& df, Program& prog) {
   df.code.resize(f.body.size());
   std::vector<std::vector<uint32_t>> uses(f.body.size()), defs(f.body.size());
@@ -411,6 +430,7 @@ void decode_body(const Module& module, const Function& f, DFunction& df, Program
   for (size_t i = 0; i < df.code.size(); ++i)
     if (df.code[i].op == Op::Bra && df.code[i].target >= df.code.size())
       throw PtxError(module.path, f.body[i].pos, "the branch target is past the last instruction of '" + f.name + "'");
+  mark_peeks(df);
   compute_reconvergence(df);
   df.nregs = df.nvals;
   compact_registers(df, uses, defs);

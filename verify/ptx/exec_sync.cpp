@@ -113,6 +113,7 @@ void exec_mbar_wait(Exec& x, const DInstr& in) {
   // arrival in bit 0 and the wait is on that parity; either way bit 0.
   const auto ph = x.src(in.ops[2], 1);
   const bool try_wait = in.op == Op::MbarTryWait;
+  const bool peek = try_wait && (in.flags & F_PEEK);  // decode.cpp, mark_peeks
   Groups gs;
   for_lanes(x.mask, [&](uint32_t l) { gs.add(mbar_address(x, in, in.ops[1], l), ph[l] & 1u, l, 0); });
   for (uint32_t i = 0; i < gs.n; ++i) {
@@ -124,7 +125,9 @@ void exec_mbar_wait(Exec& x, const DInstr& in) {
     p.answer = AnswerKind::Pred;
     p.lanes = g.mask;
     p.dst = in.ops[0];
-    // try_wait returns only once the phase passed: true unless the engine says otherwise.
+    p.req.peek = peek;
+    // try_wait returns only once the phase passed: true unless the engine says otherwise (a peek's
+    // time limit).
     if (try_wait) x.set_pred(in.ops[0], ~0u, g.mask);
   }
 }

@@ -131,6 +131,7 @@ enum : uint32_t {
   F_NAN = 1u << 22,            // min/max .NaN
   F_TRANS = 1u << 23,          // ldmatrix/stmatrix .trans
   F_HAS_C = 1u << 24,          // setp/set/shfl third operand present etc.
+  F_PEEK = 1u << 25,           // mbarrier.try_wait that no branch right after loops back on (decode.cpp)
 };
 
 // Rounding of a float result (cvt / arithmetic).

@@ -69,7 +69,7 @@ class PtxWarp final : public sim::ExternalWarp {
   bool next(sim::Op& op, double now_ns) override;
   void answer(int64_t value) override {
     digested_ = false;
-    if (awaiting_ == Awaiting::Engine) warp_.answer(static_cast<uint64_t>(value));
+    if (awaiting_ == Awaiting::Engine || awaiting_ == Awaiting::Peek) warp_.answer(static_cast<uint64_t>(value));
     awaiting_ = Awaiting::None;
   }
   uint64_t instructions() const override { return warp_.instructions(); }
@@ -102,7 +102,9 @@ class PtxWarp final : public sim::ExternalWarp {
  private:
   // What the last op left to answer: the engine's answer (test_wait, a local arrive's token), or a
   // wait that only returns once it has passed.
-  enum class Awaiting : uint8_t { None, Engine, WaitPassed };
+  // WaitPassed: the engine resumes the wait only once it passed (true); Peek: the same, or it answers 0 at
+  // the peek's time limit.
+  enum class Awaiting : uint8_t { None, Engine, WaitPassed, Peek };
   bool convert(const SyncRequest& r, sim::Op& op);
   sim::BarRef bar(uint64_t address);
   PtxRun& run_;  // valid while the warp is its run's own (PtxRun::own); only then does it change
@@ -278,7 +280,7 @@ sim::BarRef PtxWarp::bar(uint64_t address) {
 
 bool PtxWarp::next(sim::Op& op, double now_ns) {
   digested_ = false;
-  if (awaiting_ == Awaiting::WaitPassed) warp_.answer(1);  // the engine resumes a wait only once it passed
+  if (awaiting_ == Awaiting::WaitPassed || awaiting_ == Awaiting::Peek) warp_.answer(1);  // resumed once it passed
   else if (awaiting_ == Awaiting::Engine) warp_.answer(0);  // a remote arrive has no token
   awaiting_ = Awaiting::None;
   SyncRequest r;
@@ -333,10 +335,12 @@ bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
     case SyncKind::MbarTryWait:
       // A try_wait that fails blocks the warp until the phase changes (no spinning): the engine
       // resumes it once the parity has passed, and then it returns true.
+      // A peek (SyncRequest::peek) the engine may answer false at its time limit.
       op.kind = OpKind::Wait;
       op.bar = bar(r.bar);
       op.a = r.a;
-      awaiting_ = Awaiting::WaitPassed;
+      if (r.peek) op.flags = sim::kFlagAnswer;
+      awaiting_ = r.peek ? Awaiting::Peek : Awaiting::WaitPassed;
       return true;
     case SyncKind::FenceInit: op.kind = OpKind::FenceInit; return true;
     case SyncKind::TmaLoad: {

@@ -99,6 +99,7 @@ struct SyncRequest {
   uint8_t mma_kind = 0;    // WgmmaMma / UmmaMma: model::MmaKind of the operands
   bool multicast = false;  // UmmaCommit / ClcTryCancel: the .multicast::cluster form
   bool yield = false;      // Compute: the step ran to its budget without a request (a spin, a long loop)
+  bool peek = false;       // MbarTryWait: no loop repeats it (F_PEEK): it may return false at its time limit
 };
 
 }  // namespace pipesim::ptx
