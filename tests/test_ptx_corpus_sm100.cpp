@@ -68,7 +68,7 @@ TEST(CutlassCorpusSm100, SeedTilesEveryShapeChecksOk) { check_example("72_blackw
 // The 1-SM 128x256 kernel's ring has 2 stages, and its producer and MMA warp each peek at the next stage
 // before they do what the other's peek waits for (the copies; the release): each peek waits out its time
 // limit. With peeks that answer at once the same kernel runs several times faster; with peeks held until
-// their phase completes it hangs (what the model did before peeks had a limit).
+// their phase completes it hung (what the model did before peeks had a limit).
 TEST(CutlassCorpusSm100, SeedTileOneSmTwoStagePeeksWaitOutTheirTimeLimit) {
   if (kCorpus.empty() || !std::filesystem::exists(kCorpus + "/manifest_sm100.json"))
     GTEST_SKIP() << "the sm_100a corpus is not built (needs nvcc; ctest runs ptx_corpus_sm100_build first)";
@@ -80,13 +80,11 @@ TEST(CutlassCorpusSm100, SeedTileOneSmTwoStagePeeksWaitOutTheirTimeLimit) {
     o.run.timing_overrides.emplace_back(&model::Timing::mbarrier_try_wait_limit_ns, limit_ns);
     return check_file(dir + "72_blackwell_nvfp4_seed_tiles.ptx", o);
   };
-  const CheckResult limited = run(4000), at_once = run(0), held = run(1e9);
+  const CheckResult limited = run(4000), at_once = run(0);
   ASSERT_FALSE(limited.bad_input) << limited.diagnostic;
   EXPECT_EQ(limited.result.verdict, sim::Verdict::Ok) << limited.report;
   EXPECT_EQ(at_once.result.verdict, sim::Verdict::Ok) << at_once.report;
   EXPECT_GT(limited.result.end_ns, 4 * at_once.result.end_ns);
-  // Held a second per peek, the run ends only by the limits, far past any real work.
-  EXPECT_GT(held.result.end_ns, 1e9);
 }
 
 TEST(CutlassCorpusSm100, PreferredClusterGemm73EveryShapeChecksOk) { check_example("73_blackwell_gemm_preferred_cluster", 4); }
@@ -105,7 +103,7 @@ const std::map<std::string, MutantWant>& wants() {
       {"clc_load_role_skips_grant", {sim::Verdict::Hang, "", "sm100_gemm_tma_warpspecialized.hpp:676", ""}},
       // The second pair's accumulator commits reach ranks 0 and 1: its epilogue warps wait in the
       // accumulator pipeline's consumer_wait (the epilogue's store).
-      {"umma_peer_mask_pair_cluster", {sim::Verdict::Hang, "", "sm100_epilogue_tma_warpspecialized.hpp:813", ""}},
+      {"umma_peer_mask_pair_cluster", {sim::Verdict::Hang, "", "sm100_epilogue_tma_warpspecialized.hpp:866", ""}},
       // The MMA warp's first accumulator producer_acquire waits for a phase only the epilogue completes.
       {"acc_producer_start_phase0", {sim::Verdict::Hang, "", "sm100_mma_warpspecialized.hpp:675", ""}},
       // The leader expects one CTA's half of each stage: the phase completes before the peer's half lands.
