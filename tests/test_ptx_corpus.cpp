@@ -75,8 +75,9 @@ const std::map<std::string, MutantWant>& wants() {
       // Consumers starting at phase 1 pass their first full-barrier wait at once and release a stage
       // whose bytes are still expected: the producer's next arrive.expect_tx finds no arrival pending.
       {"consumer_start_phase1", {sim::Verdict::Error, "pending_underflow", "sm90_pipeline.hpp", ""}},
-      // A tile's expect_tx larger than its copies: the consumers wait at consumer_wait for bytes.
-      {"expect_tx_plus_tile", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:486", ""}},
+      // A tile's expect_tx larger than its copies: the consumers wait at consumer_wait for bytes (:487,
+      // after their peek at :486 waited out its time limit).
+      {"expect_tx_plus_tile", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:487", ""}},
       // Smaller: the phase completes before the last copy lands (reported at the copy).
       {"expect_tx_minus_tile", {sim::Verdict::Error, "early_completion", "copy_sm90_tma.hpp", ""}},
       // The epilogue's named barrier counts one warp more than take part.
@@ -92,7 +93,7 @@ const std::map<std::string, MutantWant>& wants() {
       // The empty barriers count one consumer arrival more than the multicast fan-in gives.
       {"multicast_arrival_count_plus_one", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:374", ""}},
       // The producer skips every other tile the scheduler gives it: consumers wait for its loads.
-      {"producer_skips_alternate_tiles", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:486", ""}},
+      {"producer_skips_alternate_tiles", {sim::Verdict::Hang, "", "sm90_mma_tma_gmma_ss_warpspecialized.hpp:487", ""}},
       // Ping-pong: a math warp group skips its arrive on the ordered barrier after its mainloop. Its
       // stage index then lags, later waits pass on phases already consumed, both warp groups consume
       // and release one stage, and the producer's arrive.expect_tx finds no arrival pending while the

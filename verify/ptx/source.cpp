@@ -70,6 +70,7 @@ class PtxWarp final : public sim::ExternalWarp {
   void answer(int64_t value) override {
     digested_ = false;
     if (awaiting_ == Awaiting::Engine || awaiting_ == Awaiting::Peek) warp_.answer(static_cast<uint64_t>(value));
+    if (awaiting_ == Awaiting::Peek && value == 0) false_peek_ = peek_;  // (see convert, MbarTryWait)
     awaiting_ = Awaiting::None;
   }
   uint64_t instructions() const override { return warp_.instructions(); }
@@ -82,12 +83,14 @@ class PtxWarp final : public sim::ExternalWarp {
       digest_ = d.value();
       digested_ = true;
     }
-    h.add(awaiting_).add(digest_);
+    h.add(awaiting_).add(digest_).add(false_peek_.instr).add(false_peek_.bar).add(false_peek_.parity);
   }
   // The same warp on `run`, a copy of its run.
   std::shared_ptr<PtxWarp> clone_onto(PtxRun& run, GridState& grid) const {
     auto w = std::make_shared<PtxWarp>(run, warp_.clone_onto(grid), cta_, rank_, warp_id_);
     w->awaiting_ = awaiting_;
+    w->peek_ = peek_;
+    w->false_peek_ = false_peek_;
     w->yielded_ = yielded_;
     w->digest_ = digest_;
     w->digested_ = digested_;
@@ -115,6 +118,16 @@ class PtxWarp final : public sim::ExternalWarp {
   uint32_t warp_id_;
   bool traced_ = false;  // PIPESIM_PTX_TRACE=CTA:WARP names this warp
   Awaiting awaiting_ = Awaiting::None;
+  // A peek that returned false and the warp came back to with nothing synchronising in between is a
+  // wait loop mark_peeks could not see (its back edge further on: a watchdog's checks): the warp then
+  // waits there without a limit, so a hang stays a hang and no loop spins. peek_ is the peek in flight,
+  // false_peek_ the last one answered false (instr kNoPeek: none).
+  struct PeekSite {
+    static constexpr uint64_t kNone = ~uint64_t{0};
+    uint64_t instr = kNone, bar = 0, parity = 0;
+    bool operator==(const PeekSite&) const = default;
+  };
+  PeekSite peek_, false_peek_;
   bool yielded_ = false;  // the last op is a Compute that ran the step's budget out (SyncRequest::yield)
   mutable uint64_t digest_ = 0;     // hash_into's digest of warp_, while digested_
   mutable bool digested_ = false;
@@ -299,6 +312,7 @@ bool PtxWarp::next(sim::Op& op, double now_ns) {
 // One request as the engine's op; false for what the engine does not model (it goes on at once).
 bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
   using sim::OpKind;
+  if (r.kind != SyncKind::Compute && r.kind != SyncKind::MbarTryWait) false_peek_ = PeekSite{};  // something synchronised
   switch (r.kind) {
     case SyncKind::Compute:
       op.kind = OpKind::Compute;
@@ -335,12 +349,18 @@ bool PtxWarp::convert(const SyncRequest& r, sim::Op& op) {
     case SyncKind::MbarTryWait:
       // A try_wait that fails blocks the warp until the phase changes (no spinning): the engine
       // resumes it once the parity has passed, and then it returns true.
-      // A peek (SyncRequest::peek) the engine may answer false at its time limit.
+      // A peek (SyncRequest::peek) the engine may answer false at its time limit; not the same peek
+      // again right after it returned false (PeekSite).
       op.kind = OpKind::Wait;
       op.bar = bar(r.bar);
       op.a = r.a;
-      if (r.peek) op.flags = sim::kFlagAnswer;
-      awaiting_ = r.peek ? Awaiting::Peek : Awaiting::WaitPassed;
+      peek_ = PeekSite{(uint64_t{r.function} << 32) | r.instr, r.bar, static_cast<uint64_t>(r.a)};
+      {
+        const bool peek = r.peek && peek_ != false_peek_;
+        false_peek_ = PeekSite{};
+        if (peek) op.flags = sim::kFlagAnswer;
+        awaiting_ = peek ? Awaiting::Peek : Awaiting::WaitPassed;
+      }
       return true;
     case SyncKind::FenceInit: op.kind = OpKind::FenceInit; return true;
     case SyncKind::TmaLoad: {
