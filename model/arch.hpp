@@ -137,8 +137,9 @@ double timing_field_bound(TimingField field);
 // The same timing with the SM clocked at `ghz` instead of clock_ghz (a GPU whose clocks are locked, as
 // Nsight Compute locks them to base by default, or held down by its power limit): what runs on the SM's
 // clock scales with it (the instruction latencies in cycles, the barrier and issue costs, the TMA unit's
-// intake and per-copy minimum, shared memory, TMEM loads, the tensor pipe's clock); the memory system's figures (the TMA round trip, L2, DRAM, the device-wide store rates,
-// the launch floor) stay. Which side the round trip is on is **assumed** (docs/calibration.md).
+// intake and per-copy minimum, shared memory, TMEM loads, the tensor pipe's clock); the memory system's
+// figures (the TMA round trip, L2, DRAM, the device-wide store rates, the launch floor) stay. Which side
+// the round trip is on is **assumed** (docs/calibration.md).
 Timing at_sm_clock(Timing t, double ghz);
 
 // What the device interpreter (kernels/interp) adds to the ops it runs, on the device it runs on.

@@ -488,6 +488,10 @@ class Engine {
 
   void close_block(WarpRt& w);
   void wait_limit(const Event& e);
+  // A peek (a Wait with kFlagAnswer) that gets its answer at once: untimed, or no limit in the table.
+  bool peek_answered_at_once(const Op& op) const {
+    return (op.flags & kFlagAnswer) && (o_.untimed || tm_.mbarrier_try_wait_limit_ns <= 0);
+  }
   // Whether a WaitLimit event's warp is still held by the wait that set it (blocked since its stamp).
   bool wait_limit_live(const Event& e) const {
     const WarpRt& w = warps_[e.target];

@@ -475,7 +475,7 @@ void Engine::do_wait(WarpRt& w, uint32_t id) {
   // A peek (a PTX try_wait no loop repeats, kFlagAnswer) is held until the phase completes or the time
   // limit passes, then answered false (the H100: 4 us, kernels/interp/peekprobe.cu). Untimed (the
   // exhaustive search), false at once: a legal answer, and no time to wait out.
-  if ((op.flags & kFlagAnswer) && (o_.untimed || tm_.mbarrier_try_wait_limit_ns <= 0)) {
+  if (peek_answered_at_once(op)) {
     ext(w)->answer(0);
     push(now_ + jit(tm_.op_issue_ns), EventKind::WarpStep, id);
     return;
@@ -501,7 +501,7 @@ void Engine::wait_limit(const Event& e) {
 bool Engine::wait_would_block(const WarpRt& w) const {
   const Op& op = w.cur;
   if (op.kind != OpKind::Wait || (op.bar.rank != BarRef::kOwnCta && cta_of_rank(w.cta, op.bar.rank) != w.cta)) return false;
-  if ((op.flags & kFlagAnswer) && (o_.untimed || tm_.mbarrier_try_wait_limit_ns <= 0)) return false;  // a peek answered at once
+  if (peek_answered_at_once(op)) return false;
   const uint32_t s = slot(op.bar);
   const MBarrier& b = cta(w.cta).bars[s];
   if (!b.initialised || !operand::parity(op.a).empty()) return false;            // faults
@@ -534,10 +534,10 @@ bool Engine::wait_passed(WarpRt& w, uint32_t s, const MBarrier& b) {
   return true;
 }
 
+namespace {
 // The least time one SM's intake takes for a copy of `bytes` whose box rows are row16 x 16 bytes (0: rows
 // of 128 bytes): its bytes at sm_copy_bytes_per_ns, or its requests (a row of up to 128 bytes each, a
 // wider row one per 128) at sm_copy_ns_per_request, whichever is longer. 0: no limit.
-namespace {
 double copy_intake_ns(const model::Timing& tm, int64_t bytes, uint8_t row16) {
   const double by_bytes = tm.sm_copy_bytes_per_ns > 0 ? static_cast<double>(bytes) / tm.sm_copy_bytes_per_ns : 0.0;
   if (tm.sm_copy_ns_per_request <= 0) return by_bytes;

@@ -103,9 +103,9 @@ enum OpFlag : uint8_t {
   kFlagFromPipeline = 1 << 3,     // expansion of a pipeline call (vs a raw operation)
   kFlagCtaGroup2 = 1 << 4,        // tcgen05 op / TMA issued with .cta_group::2
   kFlagMulticast = 1 << 5,        // TmaLoad / Commit: the scenario gave a multicast mask (b)
-  kFlagAnswer = 1 << 6,           // the source wants the op's result (ExternalWarp::answer): TestWait;
-                                  // on a Wait, a time-limited peek (Engine::do_wait) answered 1 or 0
-                                  // answers instead of asserting, a local Arrive gives its token
+  kFlagAnswer = 1 << 6,           // the source wants the op's result (ExternalWarp::answer): TestWait
+                                  // answers instead of asserting, a local Arrive gives its token, a Wait
+                                  // is a time-limited peek answered 1 or 0 (Engine::do_wait)
   kFlagWgmma = 1 << 7,            // Mma: a Hopper wgmma.mma_async (a = packed shape of the warpgroup's MMA)
 };
 

@@ -8,8 +8,8 @@ for this project: the seed's published numbers are the only truth, scored and ne
 Runs `pipesim check --json` on the scenarios of the rows below (scenarios/svdquant, scenarios/blackwell) and,
 with --ptx, on our CuTe DSL W4A4 kernel's PTX (the directory the svdquant_cute_compile test writes,
 build/svdquant_w4a4/) and, with --cutlass-corpus, on CUTLASS C++'s block-scaled kernel at the seed's tiles
-(build/cutlass_corpus/72_blackwell_nvfp4_seed_tiles/), and prints a Markdown table, the MAPE over the W4A4 rows and over all scenario rows,
-and the stage-count bug's penalty (pre-fix / post-fix) against the measured 1.45x. --timing is passed to
+(build/cutlass_corpus/72_blackwell_nvfp4_seed_tiles/), and prints a Markdown table, the MAPE over the W4A4
+rows and over all scenario rows, and the stage-count bug's penalty (pre-fix / post-fix) against the measured 1.45x. --timing is passed to
 pipesim (what-if runs).
 
 --mainloop scores scenarios/blackwell/dense_gemm_1sm_mainloop.scn, at the sweep's SM clock (1.3 GHz), against
@@ -126,8 +126,9 @@ def score_mainloop(args):
     by_tile, errs, groups = defaultdict(list), [], defaultdict(list)
     for row, p in zip(rows, got):
         by_tile[row[:4]].append((row[4], row[6], p))
-        errs.append(abs(p / row[6] - 1))
-        groups[used(row)].append(abs(p / row[6] - 1))
+        e = abs(p / row[6] - 1)
+        errs.append(e)
+        groups[used(row)].append(e)
     print("| dtype | tile | measured TFLOPS at stages 2, 3, ... | predicted | error |")
     print("|---|---|---|---|---|")
     for (dtype, tm, tn, tk), v in by_tile.items():

@@ -371,10 +371,11 @@ void layout_function(const Function& f, DFunction& df, Program& prog) {
 // A try_wait is a wait loop when a branch within the next few instructions goes back to it or before
 // (CUTLASS's `LAB_WAIT: try_wait P1; @P1 bra DONE; bra LAB_WAIT;`, nvcc's `while (!try_wait(...))`: try_wait,
 // selp, setp, bra). Any other try_wait is a peek whose answer the code takes as it comes (CUTLASS's
-// producer_try_acquire and consumer_try_wait tokens): the hardware may return false once its time limit
-// passes, and the kernel must cope, so the warp is answered at once (as a test_wait) instead of held
-// until the phase completes. Holding it there hangs a 2-stage CUTLASS ring that the GPU runs: the peek
-// at the next stage waits for a release that comes only after this stage's copies, which follow the peek.
+// producer_try_acquire and consumer_try_wait tokens): the hardware returns false once its time limit
+// passes, and the kernel must cope, so the engine holds it until its phase or that limit
+// (Timing::mbarrier_try_wait_limit_ns), not until the phase alone. Holding it until the phase hangs a
+// 2-stage CUTLASS ring that the GPU runs: the peek at the next stage waits for a release that comes
+// only after this stage's copies, which follow the peek.
 void mark_peeks(DFunction& df) {
   constexpr size_t kLoopReach = 4;
   for (size_t i = 0; i < df.code.size(); ++i) {

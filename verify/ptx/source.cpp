@@ -121,7 +121,7 @@ class PtxWarp final : public sim::ExternalWarp {
   // A peek that returned false and the warp came back to with nothing synchronising in between is a
   // wait loop mark_peeks could not see (its back edge further on: a watchdog's checks): the warp then
   // waits there without a limit, so a hang stays a hang and no loop spins. peek_ is the peek in flight,
-  // false_peek_ the last one answered false (instr kNoPeek: none).
+  // false_peek_ the last one answered false (instr kNone: none).
   struct PeekSite {
     static constexpr uint64_t kNone = ~uint64_t{0};
     uint64_t instr = kNone, bar = 0, parity = 0;
