@@ -114,6 +114,27 @@ constexpr Timing kHopperTiming{
     .ptx_shfl_latency_cycles = 26.0,
     .ptx_shared_load_latency_cycles = 23.0,
     .ptx_global_load_latency_cycles = 282.0,
+    // Nsight Compute on CUTLASS 49 (cooperative) and 54 at 2048 x 2048 x 256 (docs/runs/ncu-issue-h100-
+    // 2026-11-27.txt): warps stall on "immediate constant cache miss" only at the uniform loads of
+    // parameters (ULDC c[0x0][off]), each executed once per warp or tile; 7 % (49) and 9 % (54) of
+    // all stall samples. Per execution, its samples x the warp-cycles one sample stands for (inst
+    // executed / samples of issuing warps): 61 - 242 cycles, median 120, mean 139 over 18 loads. A
+    // load at 0x598 and one at 0x5d8 miss separately: lines of 64 bytes or fewer. Not fitted to any
+    // GEMM row's time.
+    .ptx_param_miss_cycles = 130.0,
+    .ptx_param_line_bytes = 64.0,
+    // Native probe kernels/interp/tputprobe.cu (docs/runs/tputprobe-h100-2026-11-27.txt): one CTA of 8,
+    // 16 or 32 warps, 8 independent chains per thread, SM cycles per warp instruction per sub-partition:
+    // shl, lop3, prmt, mad.lo.s32, setp + selp, min.s32 2.0; add.f32, fma.rn.f32, fma.rn.f16x2 1.0;
+    // cvt.rn.f16x2.f32, cvt.rn.f16x2.e4m3x2, cvt.f32.f16, cvt.rn.f32.s32 2.0 (cvt.rn.satfinite.e4m3x2.f32
+    // 4.0: an F2FP and a PRMT); cvt.rzi.s32.f32, popc.b32, ex2.approx.ftz.f32 8.0. The integer pipe's 2.0
+    // is per SASS instruction, and ptxas folds PTX integer instructions into fewer (LOP3, IADD3, PRMT, an
+    // address into a load): CUTLASS 54 executes about as many integer-pipe SASS as PTX integer
+    // instructions, our GEMV's FP4 unpacking far fewer (its PTX came out 22-39 % slow at 2.0). Left at
+    // one issue, like moves and fp32 arithmetic; conversions and the SFU's go one PTX to one SASS.
+    .ptx_int_issue_cycles = 0.0,
+    .ptx_convert_issue_cycles = 2.0,
+    .ptx_xu_issue_cycles = 8.0,
     // Native probe kernels/interp/gstprobe.cu (docs/runs/gstprobe-h100-2026-11-26.txt): one SM, 8 warps
     // storing a wgmma accumulator tile element by element: per warp store instruction 0.72 ns + 0.46 ns
     // per sector written whole + ~0.92 ns per sector written in part (v4 16 whole 8.1 ns, f32 M-major
@@ -147,7 +168,8 @@ constexpr std::array<double, kNumMmaKinds> kHopperWgmma{4096, 2048, 8192, 8192, 
 // over them. Kept from the H100: the mbarrier, named and cluster barrier costs (opcost.cu), the TMA
 // issue cost, round trip and per-SM intake (tmaprobe.cu; the public B200 TMA round trips of 4-16 KiB
 // boxes, SemiAnalysis microbench-blackwell tma2d_latency, medians 250-600 ns, bracket the 460), the
-// PTX instruction latencies in cycles (latprobe.cu) and one SM's st.global path (gstprobe.cu).
+// PTX instruction latencies in cycles (latprobe.cu), the constant cache's parameter misses (Nsight
+// Compute's stall samples) and one SM's st.global path (gstprobe.cu).
 constexpr Timing blackwell_timing(Timing t) {
   t.clock_ghz = 1.965;
   t.hbm_bytes_per_ns = 7670.0;
@@ -379,6 +401,11 @@ constexpr NamedTimingField kTimingFields[] = {
     {"ptx_shfl_latency_cycles", &Timing::ptx_shfl_latency_cycles},
     {"ptx_shared_load_latency_cycles", &Timing::ptx_shared_load_latency_cycles},
     {"ptx_global_load_latency_cycles", &Timing::ptx_global_load_latency_cycles},
+    {"ptx_param_miss_cycles", &Timing::ptx_param_miss_cycles},
+    {"ptx_param_line_bytes", &Timing::ptx_param_line_bytes},
+    {"ptx_int_issue_cycles", &Timing::ptx_int_issue_cycles},
+    {"ptx_convert_issue_cycles", &Timing::ptx_convert_issue_cycles},
+    {"ptx_xu_issue_cycles", &Timing::ptx_xu_issue_cycles},
     {"ptx_store_issue_cycles", &Timing::ptx_store_issue_cycles},
     {"ptx_store_sector_cycles", &Timing::ptx_store_sector_cycles},
     {"ptx_store_partial_sector_cycles", &Timing::ptx_store_partial_sector_cycles},

@@ -114,6 +114,19 @@ struct Timing {
   double ptx_shfl_latency_cycles = 0;
   double ptx_shared_load_latency_cycles = 0;
   double ptx_global_load_latency_cycles = 0;
+  // PTX kernels: a kernel's parameters are read through its SM's constant cache, which each launch
+  // finds cold: the first read of each ptx_param_line_bytes line of the parameter block on an SM
+  // waits this many cycles, and so does every warp of that SM that reads the line before it arrives;
+  // later reads cost their issue only. 0: free.
+  double ptx_param_miss_cycles = 0;
+  double ptx_param_line_bytes = 0;
+  // PTX kernels: cycles one warp instruction holds its SM sub-partition's issue, by class, where it is
+  // more than ptx_instr_cycles: integer, logic, shift, compare and select; conversions between float
+  // formats and from integers; the SFU's approximations, float-to-integer conversions and bit counts.
+  // 0: ptx_instr_cycles.
+  double ptx_int_issue_cycles = 0;
+  double ptx_convert_issue_cycles = 0;
+  double ptx_xu_issue_cycles = 0;
   // PTX kernels: an SM's path for st.global, in cycles per store instruction and per 32-byte sector
   // it writes whole or in part; a warp waits until the path takes its store. 0: free.
   double ptx_store_issue_cycles = 0;

@@ -23,12 +23,13 @@ const std::string kDir = std::string(PIPESIM_SOURCE_DIR) + "/tests/data/ptx/";
 
 const model::Timing& hopper() { return model::find_arch("sm_90a")->time; }
 
-double body_ns(std::vector<std::string> sets, std::vector<std::pair<model::TimingField, double>> timing = {}) {
+double body_ns(std::vector<std::string> sets, std::vector<std::pair<model::TimingField, double>> timing = {},
+               const std::string& kernel = "timing") {
   verify::CheckOptions o;
-  o.launch = kDir + "timing.launch.json";
+  o.launch = kDir + kernel + ".launch.json";
   o.launch_sets = std::move(sets);
   o.run.timing_overrides = std::move(timing);
-  const verify::CheckResult r = verify::check_file(kDir + "timing.ptx", o);
+  const verify::CheckResult r = verify::check_file(kDir + kernel + ".ptx", o);
   EXPECT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
   return r.result.end_ns;
 }
@@ -95,6 +96,48 @@ TEST(PtxTiming, StoresFromEverySmShareTheDevicesPath) {
       {&model::Timing::ptx_store_device_sectors_per_ns, 0.0}, {&model::Timing::ptx_store_device_partial_sectors_per_ns, 0.0}};
   EXPECT_NEAR(body_ns({"block=32", "param.stride=64", "grid=132"}, no_device),
               body_ns({"block=32", "param.stride=64", "grid=1"}, no_device), 1.0);
+}
+
+TEST(PtxTiming, TheFirstReadOfEachParameterLineOnAnSmWaitsForTheConstantCache) {
+  // params.ptx: a dependent chain of 8 parameter reads `stride` bytes apart, after the stride's own.
+  const model::Timing& t = hopper();
+  const double miss = t.ptx_param_miss_cycles / t.clock_ghz;
+  ASSERT_GT(miss, 0);
+  const std::vector<std::pair<model::TimingField, double>> warm = {{&model::Timing::ptx_param_miss_cycles, 0.0}};
+  const auto run = [&](std::vector<std::string> sets, std::vector<std::pair<model::TimingField, double>> timing = {}) {
+    return body_ns(std::move(sets), std::move(timing), "params");
+  };
+  const double free = run({"param.stride=4"}, warm);
+  EXPECT_NEAR(run({"param.stride=64"}, warm), free, 1.0);
+  // All reads in the first 64-byte line: one miss. Each in its own line: 8 (the first line is shared
+  // with the stride), one after the other.
+  EXPECT_NEAR(run({"param.stride=4"}) - free, miss, 0.02 * miss);
+  EXPECT_NEAR(run({"param.stride=64"}) - free, 8 * miss, 0.02 * 8 * miss);
+  // 8 warps read the same lines together: they wait for the same misses, not one after another.
+  const double eight = run({"param.stride=64", "block=256"});
+  EXPECT_LT(eight - run({"param.stride=64", "block=256"}, warm), 8 * miss * 1.05);
+  // Each SM's cache is its own: 2 CTAs on 2 SMs each miss, so take as long as one.
+  EXPECT_NEAR(run({"param.stride=64", "grid=2"}), run({"param.stride=64"}), 1.0);
+}
+
+TEST(PtxTiming, ConversionsAndTheSfusInstructionsHoldTheirSubPartitionLonger) {
+  // issue.ptx: 32 warps (8 per sub-partition), 256 iterations of 8 independent instructions of one
+  // kind: the sub-partition's issue sets the time, so a kind's extra cycles add 8 x 256 x 8 of them.
+  const model::Timing& t = hopper();
+  ASSERT_GT(t.ptx_convert_issue_cycles, t.ptx_instr_cycles);
+  ASSERT_GT(t.ptx_xu_issue_cycles, t.ptx_instr_cycles);
+  const auto run = [&](const char* kind, std::vector<std::pair<model::TimingField, double>> timing = {}) {
+    return body_ns({std::string("param.kind=") + kind}, std::move(timing), "issue");
+  };
+  const double fma = run("0"), cvt = run("1"), ex2 = run("2");
+  const double per_extra_cycle = 8 * 256 * 8 / t.clock_ghz;
+  EXPECT_NEAR(cvt - fma, (t.ptx_convert_issue_cycles - t.ptx_instr_cycles) * per_extra_cycle, 0.03 * (cvt - fma));
+  EXPECT_NEAR(ex2 - fma, (t.ptx_xu_issue_cycles - t.ptx_instr_cycles) * per_extra_cycle, 0.03 * (ex2 - fma));
+  // Without the classes every instruction takes one issue.
+  const std::vector<std::pair<model::TimingField, double>> one = {{&model::Timing::ptx_convert_issue_cycles, 0.0},
+                                                                  {&model::Timing::ptx_xu_issue_cycles, 0.0}};
+  EXPECT_NEAR(run("1", one), fma, 0.01 * fma);
+  EXPECT_NEAR(run("2", one), fma, 0.01 * fma);
 }
 
 TEST(PtxTiming, TheReportCountsStGlobalBytesAsWrittenToTheDram) {

@@ -18,7 +18,7 @@ from corpus_mutants import make_mutant_tree
 # As COMMON_FLAGS (the same CUTLASS host code: CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL, whose one driver
 # call device_common.hpp forwards through the runtime), optimised, SASS for sm_90a only, cudart static
 # (no libcuda, no libcudart.so needed to start), unused sections dropped, stripped.
-DEVICE_FLAGS = ["-std=c++17", "--expt-relaxed-constexpr", "-O3", "-DNDEBUG",
+DEVICE_FLAGS = ["-std=c++17", "--expt-relaxed-constexpr", "-O3", "-DNDEBUG", "-lineinfo",
                 "-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1", "-Xcompiler=-Wno-psabi", "-DPIPESIM_CORPUS_DEVICE",
                 "-gencode", "arch=compute_90a,code=sm_90a", "-cudart", "static",
                 "-Xcompiler", "-ffunction-sections", "-Xcompiler", "-fdata-sections",

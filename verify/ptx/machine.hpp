@@ -129,6 +129,11 @@ struct InstructionTiming {
   double shared_load_ns = 0, global_load_ns = 0;
   double store_issue_ns = 0, store_sector_ns = 0, store_partial_sector_ns = 0;
   double device_sector_ns = 0, device_partial_sector_ns = 0;  // the device's, per sector
+  // A parameter line's first read on an SM (its constant cache is cold at launch), and the line.
+  double param_miss_ns = 0, param_line_bytes = 0;
+  // A warp instruction's issue on its sub-partition by class (IssueClass: integer and compare,
+  // conversions, the SFU's); 0: one issue like any other.
+  double int_issue_ns = 0, convert_issue_ns = 0, xu_issue_ns = 0;
 };
 InstructionTiming instruction_timing(const model::Timing& timing);
 void set_instruction_timing(GridState& grid, const InstructionTiming& t);

@@ -84,6 +84,13 @@ enum class Op : uint16_t {
 enum class Latency : uint8_t { None, Pass, Const, Alu, Convert, IntConvert, Mufu, MufuFixup, Divide, Mul64, MulHi64, Shfl, SharedLoad, GlobalLoad };
 inline constexpr size_t kLatencyClasses = 14;
 
+// How long a warp instruction holds its SM sub-partition's issue (scoreboard.cpp; kernels/interp/
+// tputprobe.cu): Default one issue (fp32 arithmetic, moves, memory and the rest); Int the integer and
+// compare pipe, which takes a warp in two; Convert a conversion between float formats or from an
+// integer; Xu the SFU's (approximations, float to integer, population counts), which takes it in eight.
+enum class IssueClass : uint8_t { Default, Int, Convert, Xu };
+inline constexpr size_t kIssueClasses = 4;
+
 enum class OpKind : uint8_t { None, Reg, Pred, Imm, Special, Sym, Addr, Vec, Sink, Label };
 enum class AddrBase : uint8_t { None, Reg, Sym };
 
@@ -147,6 +154,7 @@ struct DInstr {
   uint8_t nops = 0;
   uint8_t ndst = 0;          // ops[0 .. ndst) are written (the scoreboard's destinations), the rest read
   Latency latency = Latency::None;
+  IssueClass issue = IssueClass::Default;
   bool boundary = false;     // ends a scheduling block: control flow or a synchronising op
   uint8_t vec = 1;           // ld/st vector width
   Space space = Space::None; // memory ops: the operand's space (Generic where none is written)
@@ -300,8 +308,11 @@ class GridState {
   // again by class for the per-instruction lookup, and whether any is set.
   InstructionTiming costs;
   std::array<double, kLatencyClasses> latency_ns{};
+  std::array<double, kIssueClasses> issue_ns{};  // a warp instruction's issue by class (0: instruction_ns)
   bool scoreboard = false;
   std::vector<double> store_free_ns;  // per CTA: when its store path takes the next store
+  // Per SM, per line of the parameter block: when its constant cache holds the line (0: never read).
+  std::vector<std::vector<double>> param_line_ready;
   // The device's store path, as a backlog of work (ns) as of `device_store_at`: warps step out of
   // time order by up to a step, so a store that comes "earlier" waits for the work queued, not until
   // the time a later one was taken.
@@ -484,6 +495,10 @@ struct Exec {
   void charge_shared(uint64_t bytes) {
     owed_ns += std::max(0.0, static_cast<double>(bytes) * grid->shared_ns_per_byte - grid->instruction_ns);
   }
+
+  // A read of parameter bytes [off, off + bytes): waits for each line its SM's constant cache does
+  // not hold yet (InstructionTiming::param_miss_ns).
+  void charge_param_read(uint64_t off, uint32_t bytes);
 
   // -- memory
   // Where a generic address points.

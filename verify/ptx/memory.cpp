@@ -298,7 +298,12 @@ InstructionTiming instruction_timing(const model::Timing& t) {
           .store_partial_sector_ns = t.ptx_store_partial_sector_cycles * ns,
           .device_sector_ns = t.ptx_store_device_sectors_per_ns > 0 ? 1.0 / t.ptx_store_device_sectors_per_ns : 0,
           .device_partial_sector_ns =
-              t.ptx_store_device_partial_sectors_per_ns > 0 ? 1.0 / t.ptx_store_device_partial_sectors_per_ns : 0};
+              t.ptx_store_device_partial_sectors_per_ns > 0 ? 1.0 / t.ptx_store_device_partial_sectors_per_ns : 0,
+          .param_miss_ns = t.ptx_param_miss_cycles * ns,
+          .param_line_bytes = t.ptx_param_line_bytes,
+          .int_issue_ns = t.ptx_int_issue_cycles * ns,
+          .convert_issue_ns = t.ptx_convert_issue_cycles * ns,
+          .xu_issue_ns = t.ptx_xu_issue_cycles * ns};
 }
 
 void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
@@ -314,9 +319,13 @@ void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
   at(Latency::Shfl) = t.shfl_ns;
   at(Latency::SharedLoad) = t.shared_load_ns;
   at(Latency::GlobalLoad) = t.global_load_ns;
-  grid.scoreboard = std::any_of(grid.latency_ns.begin(), grid.latency_ns.end(), [](double v) { return v > 0; });
+  grid.issue_ns = {0.0, t.int_issue_ns, t.convert_issue_ns, t.xu_issue_ns};
+  const auto positive = [](double v) { return v > 0; };
+  grid.scoreboard = std::any_of(grid.latency_ns.begin(), grid.latency_ns.end(), positive) ||
+                    std::any_of(grid.issue_ns.begin(), grid.issue_ns.end(), positive);
   grid.costs = t;
   grid.store_free_ns.assign(grid.nctas, 0.0);
+  grid.param_line_ready.clear();
 }
 void set_sm_count(GridState& grid, uint32_t sms) { grid.sm_count = sms; }
 uint64_t shared_window_base() { return kSharedWindow; }
@@ -462,6 +471,7 @@ uint8_t* Exec::access(Space space, uint64_t addr, uint32_t bytes, uint32_t lane,
         kernel_fault("bad_address", "parameter access of " + std::to_string(bytes) + " bytes at " + hex(addr) +
                                         " is outside the " + std::to_string(grid->param.size()) + " parameter bytes");
       if (write) kernel_fault("bad_address", "write to the kernel's parameter space at " + hex(addr));
+      if (grid->costs.param_miss_ns > 0) charge_param_read(off, bytes);
       return grid->param.data() + off;
     }
     case Where::Const: {
@@ -475,6 +485,24 @@ uint8_t* Exec::access(Space space, uint64_t addr, uint32_t bytes, uint32_t lane,
     default: break;
   }
   kernel_fault("bad_address", "access at " + hex(addr) + " in an unsupported state space");
+}
+
+void Exec::charge_param_read(uint64_t off, uint32_t bytes) {
+  const double miss = grid->costs.param_miss_ns;
+  const auto line_bytes = static_cast<uint64_t>(grid->costs.param_line_bytes);
+  if (line_bytes == 0) return;
+  if (grid->param_line_ready.size() <= place.sm) grid->param_line_ready.resize(place.sm + 1);
+  std::vector<double>& ready = grid->param_line_ready[place.sm];
+  const uint64_t last_line = (off + std::max<uint32_t>(bytes, 1) - 1) / line_bytes;
+  if (ready.size() <= last_line) ready.resize(last_line + 1, 0.0);
+  for (uint64_t line = off / line_bytes; line <= last_line; ++line) {
+    // The lanes of one instruction read the same line: the first waits, the rest find it arrived.
+    const double now = elapsed_now();
+    double& at = ready[line];
+    // Warps step out of time order: a read earlier than the miss already noted starts the miss itself.
+    if (at == 0 || at - miss > now) at = now + miss;
+    if (at > now) stall_ns += at - now;
+  }
 }
 
 uint64_t Exec::to_cluster_address(Space space, uint64_t addr, uint32_t bytes, uint32_t lane) {

@@ -50,7 +50,40 @@ Latency latency_class(const DInstr& d) {
   return Latency::None;  // stores, the warp's barriers and every synchronising op (the engine times them)
 }
 
+namespace {
+
+IssueClass issue_class(const DInstr& d) {
+  const bool fl = is_float(d.type);
+  switch (d.op) {
+    case Op::Cvt: {
+      const bool df = is_float(d.type), sf = is_float(d.type2);
+      if (sf && !df) return IssueClass::Xu;  // F2I
+      return df ? IssueClass::Convert : IssueClass::Default;  // F2F, I2F; between integer widths: a move
+    }
+    case Op::Cvtpack: return IssueClass::Convert;
+    case Op::Rcp: case Op::Sqrt: case Op::Rsqrt: case Op::Ex2: case Op::Lg2: case Op::Sin: case Op::Cos:
+    case Op::Tanh: case Op::Popc: case Op::Clz: case Op::Bfind: case Op::Brev:
+      return IssueClass::Xu;
+    case Op::Div: case Op::Rem: return fl ? IssueClass::Xu : IssueClass::Int;
+    // Compares, selects, minimum and maximum run on the integer pipe for floats too (assumed: the CUDA
+    // C++ Programming Guide puts "compare, minimum, maximum" at the integer rate), and so does fp64.
+    case Op::Setp: case Op::Selp: case Op::Slct: case Op::Set: case Op::Min: case Op::Max: case Op::Testp:
+    case Op::Copysign:
+      return IssueClass::Int;
+    case Op::Fma: case Op::Add: case Op::Sub: case Op::Mul: case Op::Mad: case Op::Abs: case Op::Neg:
+      if (fl) return d.type == Type::F64 ? IssueClass::Int : IssueClass::Default;
+      return IssueClass::Int;
+    case Op::Mov: return IssueClass::Default;
+    default: break;
+  }
+  if (d.op > Op::Exit && d.op < Op::Mov) return IssueClass::Int;  // the integer, bit and compare families
+  return IssueClass::Default;
+}
+
+}  // namespace
+
 void classify_latency(DInstr& d) {
+  d.issue = issue_class(d);
   d.latency = latency_class(d);
   d.ndst = d.latency == Latency::None ? 0 : (d.flags & F_TWO_DST) ? 2 : 1;
   d.boundary = d.control || d.op >= Op::Fence;
@@ -96,7 +129,10 @@ void scoreboard_issue(Exec& x, const DInstr& in, uint32_t lanes) {
   // it that do not need it.
   const double t = std::max(clock, src);
   x.issue_at = t;
-  x.block_issue = std::max(x.block_issue, t + x.grid->instruction_ns);
+  // A class that holds the sub-partition longer than one issue owes the rest (its slot's time).
+  const double extra = std::max(0.0, x.grid->issue_ns[static_cast<size_t>(in.issue)] - x.grid->instruction_ns);
+  x.owed_ns += extra;
+  x.block_issue = std::max(x.block_issue, t + x.grid->instruction_ns + extra);
   if (lanes == 0 || in.ndst == 0) return;  // nothing written
   const double ready = in.latency == Latency::Pass ? src : t + x.grid->latency_ns[static_cast<size_t>(in.latency)];
   const auto write = [&](const DOp& o) {
