@@ -20,6 +20,8 @@
 //    The engine's reading (docs/semantics.md, "The tensor pipe"): the warpgroup's MMA runs once the last
 //    warp issued it, so warps 0-2's wait_group returns after warp 3's issue + one MMA (~64 cycles), for
 //    every LAG; a per-warp MMA would let warps 0-2 return ~LAG cycles earlier than warp 3.
+// 4. `share` (./mmaprobe share runs only this): two warpgroups' wgmma on one SM's pipe, the second
+//    issued DELAY cycles after the first: served first come first served, or interleaved?
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -201,6 +203,58 @@ void run_lag(uint64_t* out) {
   }
 }
 
+// --- 4. Two warpgroups on one pipe (`share`; ./mmaprobe share runs only this): warpgroup 0 issues 4 wgmma
+// m64n128k16 at once, warpgroup 1 the same `delay` cycles later; each then commits and waits
+// (wait_group 0). Printed per warpgroup (its warp 0's lane 0, from a common start after __syncthreads):
+// when its first wgmma issued and when its wait returned. First come first served (the engine's pipe):
+// warpgroup 0 returns one MMA x 4 (~256 cycles) after its issue whatever the delay; interleaved, it
+// returns near warpgroup 1 (~7 MMAs) while the delay is under 4 MMAs.
+__global__ void share_probe(long long delay, uint64_t* out) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  uint32_t d[64] = {};
+  const uint64_t da = desc(smem), db = desc(smem + 8192);
+  const int group = threadIdx.x / 128;
+  __syncthreads();
+  const uint64_t t0 = clk();
+  if (group == 1)
+    while (static_cast<long long>(clk() - t0) < delay) {
+    }
+  pin(d);
+  fence();
+  const uint64_t issued = clk();
+  mma<kN128F16>(d, da, db);
+  mma<kN128F16>(d, da, db);
+  mma<kN128F16>(d, da, db);
+  mma<kN128F16>(d, da, db);
+  commit();
+  wait<0>();
+  pin(d);
+  const uint64_t waited = clk();
+  if (threadIdx.x % 128 == 0) {
+    out[group * 2 + 0] = issued - t0;
+    out[group * 2 + 1] = waited - t0;
+  }
+  if (d[0] == 0xdeadbeef) out[40] = d[1];
+}
+
+void run_share(uint64_t* out) {
+  CK(cudaFuncSetAttribute(share_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
+  for (long long delay : {0LL, 32LL, 64LL, 128LL, 192LL, 256LL, 512LL, 2000LL}) {
+    std::vector<double> w0, w1, i1;
+    for (int rep = 0; rep < 7; ++rep) {
+      share_probe<<<1, 256, 64 * 1024>>>(delay, out);
+      CK(cudaDeviceSynchronize());
+      uint64_t h[4];
+      CK(cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost));
+      w0.push_back(double(h[1]) - double(h[0]));
+      i1.push_back(double(h[2]));
+      w1.push_back(double(h[3]) - double(h[0]));
+    }
+    std::printf("SHARE delay=%lld wg0_wait_returned_after_its_issue=%.0f wg1_issued=%.0f wg1_wait_returned=%.0f (cycles, medians of 7)\n",
+                delay, median(w0), median(i1), median(w1));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -211,6 +265,10 @@ int main(int argc, char** argv) {
 
   uint64_t* out = nullptr;
   CK(cudaMalloc(&out, 64 * sizeof(uint64_t)));
+  if (argc > 1 && std::string(argv[1]) == "share") {
+    run_share(out);
+    return 0;
+  }
   run_lag(out);
   if (argc > 1 && std::string(argv[1]) == "lag") return 0;
   run_queues(out, std::make_integer_sequence<int, 32>{});
