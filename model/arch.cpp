@@ -127,10 +127,11 @@ constexpr Timing kHopperTiming{
     // 16 or 32 warps, 8 independent chains per thread, SM cycles per warp instruction per sub-partition:
     // shl, lop3, prmt, mad.lo.s32, setp + selp, min.s32 2.0; add.f32, fma.rn.f32, fma.rn.f16x2 1.0;
     // cvt.rn.f16x2.f32, cvt.rn.f16x2.e4m3x2, cvt.f32.f16, cvt.rn.f32.s32 2.0 (cvt.rn.satfinite.e4m3x2.f32
-    // 4.0: an F2FP and a PRMT); cvt.rzi.s32.f32, popc.b32, ex2.approx.ftz.f32 8.0. The integer pipe's 2.0
+    // 4.0 with the PRMT that packs the probe's result: one F2FP); cvt.rzi.s32.f32, popc.b32, ex2.approx.ftz.f32
+    // 8.0. The integer pipe's 2.0
     // is per SASS instruction, and ptxas folds PTX integer instructions into fewer (LOP3, IADD3, PRMT, an
     // address into a load): CUTLASS 54 executes about as many integer-pipe SASS as PTX integer
-    // instructions, our GEMV's FP4 unpacking far fewer (its PTX came out 22-39 % slow at 2.0). Left at
+    // instructions, our GEMV's FP4 unpacking far fewer (its PTX came out 21-39 % slow at 2.0). Left at
     // one issue, like moves and fp32 arithmetic; conversions and the SFU's go one PTX to one SASS.
     .ptx_int_issue_cycles = 0.0,
     .ptx_convert_issue_cycles = 2.0,

@@ -129,9 +129,11 @@ TEST(PtxTiming, ConversionsAndTheSfusInstructionsHoldTheirSubPartitionLonger) {
   const auto run = [&](const char* kind, std::vector<std::pair<model::TimingField, double>> timing = {}) {
     return body_ns({std::string("param.kind=") + kind}, std::move(timing), "issue");
   };
-  const double fma = run("0"), cvt = run("1"), ex2 = run("2");
+  const double fma = run("0"), cvt = run("1"), ex2 = run("2"), fp8 = run("3");
   const double per_extra_cycle = 8 * 256 * 8 / t.clock_ghz;
   EXPECT_NEAR(cvt - fma, (t.ptx_convert_issue_cycles - t.ptx_instr_cycles) * per_extra_cycle, 0.03 * (cvt - fma));
+  // A conversion to an 8-bit float format is a conversion too, not a float-to-integer one.
+  EXPECT_NEAR(fp8, cvt, 0.01 * cvt);
   EXPECT_NEAR(ex2 - fma, (t.ptx_xu_issue_cycles - t.ptx_instr_cycles) * per_extra_cycle, 0.03 * (ex2 - fma));
   // Without the classes every instruction takes one issue.
   const std::vector<std::pair<model::TimingField, double>> one = {{&model::Timing::ptx_convert_issue_cycles, 0.0},

@@ -52,13 +52,24 @@ Latency latency_class(const DInstr& d) {
 
 namespace {
 
+// A float format, the 8-, 6- and 4-bit ones included (is_float leaves those out).
+bool is_float_format(Type t) {
+  switch (t) {
+    case Type::E4M3: case Type::E5M2: case Type::E4M3x2: case Type::E5M2x2: case Type::E2M1x2: case Type::E2M3x2:
+    case Type::E3M2x2: case Type::UE8M0x2:
+      return true;
+    default: return is_float(t);
+  }
+}
+
 IssueClass issue_class(const DInstr& d) {
   const bool fl = is_float(d.type);
   switch (d.op) {
     case Op::Cvt: {
-      const bool df = is_float(d.type), sf = is_float(d.type2);
+      const bool df = is_float_format(d.type), sf = is_float_format(d.type2);
       if (sf && !df) return IssueClass::Xu;  // F2I
-      return df ? IssueClass::Convert : IssueClass::Default;  // F2F, I2F; between integer widths: a move
+      // F2F (F2FP, to the 8-bit formats too), I2F; between integer widths: a move.
+      return df ? IssueClass::Convert : IssueClass::Default;
     }
     case Op::Cvtpack: return IssueClass::Convert;
     case Op::Rcp: case Op::Sqrt: case Op::Rsqrt: case Op::Ex2: case Op::Lg2: case Op::Sin: case Op::Cos:
