@@ -10,8 +10,9 @@
 // instruction, median / max over warps (5 launches after one, pooled; 'launch 1' rows: the module's
 // first launch alone). Configurations: N = 1024 .. 16384 (16 .. 256 KiB of code); 1, 16, 132 CTAs;
 // 1 or 4 warps per CTA (4: one per SM sub-partition, running the same code together).
-//   Then a jump into code not run yet: a branch over GAP instructions (256 .. 8192) the warp skips,
-// stamped around, twice (`icacheprobe jump`: that section alone).
+//   Then a jump into code not run yet: a branch over GAP instructions (32 .. 8192) the warp skips,
+// stamped around, twice (`icacheprobe jump`: that section alone); GAP 0 (nothing to skip) is the
+// stamps' own cost.
 //   nvcc -std=c++20 -O3 -I. -gencode arch=compute_90a,code=sm_90a kernels/interp/icacheprobe.cu -o icacheprobe && ./icacheprobe [jump]
 #include <string_view>
 #include <vector>
@@ -169,6 +170,9 @@ int main(int argc, char** argv) {
   std::printf("\n== a jump over GAP instructions into code not run yet, then 64 instructions; twice per warp:\n"
               "   SM cycles, median / max over warps (launches 2-6)\n");
   std::printf("%6s %8s %5s %6s %17s %17s %17s %17s\n", "GAP", "gap KiB", "CTAs", "warps", "jump 1", "64 after it", "jump 2", "64 after it");
+  measure_jump<0>(in, sink, out);  // no instructions to skip: the stamps' own cost, the baseline
+  measure_jump<32>(in, sink, out);
+  measure_jump<64>(in, sink, out);
   measure_jump<256>(in, sink, out);
   measure_jump<2048>(in, sink, out);
   measure_jump<8192>(in, sink, out);
