@@ -13,7 +13,9 @@
 //   Then a jump into code not run yet: a branch over GAP instructions (32 .. 8192) the warp skips,
 // stamped around, twice (`icacheprobe jump`: that section alone); GAP 0 (nothing to skip) is the
 // stamps' own cost.
-//   nvcc -std=c++20 -O3 -I. -gencode arch=compute_90a,code=sm_90a kernels/interp/icacheprobe.cu -o icacheprobe && ./icacheprobe [jump]
+//   Last (`icacheprobe share` alone): two warps per sub-partition, running the same straight code or
+// each its own (code KiB counts one of the two), as a persistent GEMM's producer and consumers do.
+//   nvcc -std=c++20 -O3 -I. -gencode arch=compute_90a,code=sm_90a kernels/interp/icacheprobe.cu -o icacheprobe && ./icacheprobe [jump|share]
 #include <string_view>
 #include <vector>
 
@@ -25,32 +27,37 @@ constexpr int kPasses = 3;
 constexpr int kMaxCtas = 132, kMaxWarps = 4;
 
 // N multiply-adds in a row. Past 4096 nvcc stops unrolling one loop, so longer stretches are made of
-// inlined halves (each a copy of its own).
-template <int N>
+// inlined halves (each a copy of its own). S shifts the operands: run<N, 5> is code of its own that no
+// compiler merges with run<N>.
+template <int N, int S = 0>
 __device__ __forceinline__ void run(uint32_t (&a)[4], const uint32_t (&r)[8]) {
   if constexpr (N > 4096) {
-    run<N / 2>(a, r);
-    run<N / 2>(a, r);
+    run<N / 2, S>(a, r);
+    run<N / 2, S>(a, r);
   } else {
 #pragma unroll
     for (int i = 0; i < N; ++i)
-      asm volatile("mad.lo.u32 %0, %0, %1, %2;" : "+r"(a[i & 3]) : "r"(r[i & 7]), "r"(r[(i + 3) & 7]));
+      asm volatile("mad.lo.u32 %0, %0, %1, %2;" : "+r"(a[i & 3]) : "r"(r[(i + S) & 7]), "r"(r[(i + 3 + S) & 7]));
   }
 }
 
+// Up to two warps per sub-partition (8 warps): with `other`, warps 4..7 run a copy of the code of their
+// own, so each sub-partition fetches two streams of code at once (`icacheprobe share`).
+constexpr int kShareWarps = 8;
 template <int N>
-__global__ void __launch_bounds__(128) straight(const uint32_t* in, uint32_t* sink, uint64_t* out) {
+__global__ void __launch_bounds__(256) straight(const uint32_t* in, uint32_t* sink, uint64_t* out, int other) {
   uint32_t r[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) r[i] = in[(threadIdx.x + i) & 31];
   uint32_t a[4] = {r[0], r[1], r[2], r[3]};
   const int warp = int(threadIdx.x / 32);
-  uint64_t* o = out + (size_t(blockIdx.x) * kMaxWarps + warp) * (kPasses + 1);
+  uint64_t* o = out + (size_t(blockIdx.x) * kShareWarps + warp) * (kPasses + 1);
 #pragma unroll 1
   for (int pass = 0; pass < kPasses; ++pass) {
     const uint64_t t = clk();
     if ((threadIdx.x & 31) == 0) o[pass] = t;
-    run<N>(a, r);
+    if (other && warp >= 4) run<N, 5>(a, r);
+    else run<N>(a, r);
   }
   const uint64_t t = clk();
   if ((threadIdx.x & 31) == 0) o[kPasses] = t;
@@ -97,15 +104,15 @@ void measure(const uint32_t* in, uint32_t* sink, uint64_t* out) {
     for (int warps : {1, 4}) {
       std::vector<double> first[kPasses], rest[kPasses];
       for (int launch = 0; launch < 6; ++launch) {
-        CK(cudaMemset(out, 0, sizeof(uint64_t) * kMaxCtas * kMaxWarps * (kPasses + 1)));
-        straight<N><<<ctas, 32 * warps>>>(in, sink, out);
+        CK(cudaMemset(out, 0, sizeof(uint64_t) * kMaxCtas * kShareWarps * (kPasses + 1)));
+        straight<N><<<ctas, 32 * warps>>>(in, sink, out, 0);
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
-        std::vector<uint64_t> h(size_t(kMaxCtas) * kMaxWarps * (kPasses + 1));
+        std::vector<uint64_t> h(size_t(kMaxCtas) * kShareWarps * (kPasses + 1));
         CK(cudaMemcpy(h.data(), out, h.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
         for (int c = 0; c < ctas; ++c)
           for (int w = 0; w < warps; ++w) {
-            const uint64_t* t = h.data() + (size_t(c) * kMaxWarps + w) * (kPasses + 1);
+            const uint64_t* t = h.data() + (size_t(c) * kShareWarps + w) * (kPasses + 1);
             for (int p = 0; p < kPasses; ++p) (launch == 0 ? first : rest)[p].push_back(double(t[p + 1] - t[p]) / N);
           }
       }
@@ -146,10 +153,38 @@ void measure_jump(const uint32_t* in, uint32_t* sink, uint64_t* out) {
     }
 }
 
+template <int N>
+void measure_share(const uint32_t* in, uint32_t* sink, uint64_t* out) {
+  for (int other : {0, 1})
+    for (int ctas : {1, 132}) {
+      std::vector<double> pass[kPasses];
+      for (int launch = 0; launch < 6; ++launch) {
+        straight<N><<<ctas, 32 * kShareWarps>>>(in, sink, out, other);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        if (launch == 0) continue;
+        std::vector<uint64_t> h(size_t(ctas) * kShareWarps * (kPasses + 1));
+        CK(cudaMemcpy(h.data(), out, h.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+        for (int c = 0; c < ctas; ++c)
+          for (int w = 0; w < kShareWarps; ++w) {
+            const uint64_t* t = h.data() + (size_t(c) * kShareWarps + w) * (kPasses + 1);
+            for (int p = 0; p < kPasses; ++p) pass[p].push_back(double(t[p + 1] - t[p]) / N);
+          }
+      }
+      std::printf("%6d %8d %5d %9s", N, N * 16 / 1024, ctas, other ? "different" : "same");
+      for (int p = 0; p < kPasses; ++p) {
+        const Stat st = stat(pass[p]);
+        std::printf("   %6.2f / %6.2f", st.med, st.max);
+      }
+      std::printf("\n");
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const bool only_jump = argc > 1 && std::string_view(argv[1]) == "jump";  // `icacheprobe jump`: that section alone
+  const bool only_share = argc > 1 && std::string_view(argv[1]) == "share";  // `icacheprobe share`: that section alone
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("== icacheprobe on %s, %d SMs\n", prop.name, prop.multiProcessorCount);
@@ -157,8 +192,17 @@ int main(int argc, char** argv) {
   uint64_t* out = nullptr;
   CK(cudaMalloc(&in, 32 * sizeof(uint32_t)));
   CK(cudaMemset(in, 3, 32 * sizeof(uint32_t)));
-  CK(cudaMalloc(&sink, kMaxCtas * 128 * sizeof(uint32_t)));
-  CK(cudaMalloc(&out, sizeof(uint64_t) * kMaxCtas * kMaxWarps * std::max(kPasses + 1, kJumpStamps)));
+  CK(cudaMalloc(&sink, kMaxCtas * 32 * kShareWarps * sizeof(uint32_t)));  // one word per thread of the largest CTA
+  CK(cudaMalloc(&out, sizeof(uint64_t) * kMaxCtas * kShareWarps * std::max(kPasses + 1, kJumpStamps)));
+  if (only_share) {
+    std::printf("== two warps per sub-partition (8 a CTA), the second four running the same code as the first or their own;\n"
+                "   N instructions 3 times per warp: SM cycles per instruction, median / max over warps (launches 2-6)\n");
+    std::printf("%6s %8s %5s %9s %17s %17s %17s\n", "N", "code KiB", "CTAs", "code", "pass 1", "pass 2", "pass 3");
+    measure_share<1024>(in, sink, out);
+    measure_share<4096>(in, sink, out);
+    measure_share<8192>(in, sink, out);
+    return 0;
+  }
   std::printf("== straight code, N instructions run 3 times per warp: SM cycles per instruction, median / max over warps\n");
   std::printf("%6s %8s %5s %6s %9s %17s %17s %17s\n", "N", "code KiB", "CTAs", "warps", "launches", "pass 1", "pass 2", "pass 3");
   if (!only_jump) {
