@@ -189,11 +189,6 @@ void exec_cvt_from_narrow(Exec& x, const DInstr& in) {
   });
 }
 
-bool is_narrow(Type t) {
-  return t == Type::E4M3x2 || t == Type::E5M2x2 || t == Type::E2M1x2 || t == Type::E2M3x2 || t == Type::E3M2x2 ||
-         t == Type::UE8M0x2;
-}
-
 }  // namespace
 
 bool decode_cvt(DecodeCtx& c, Mods& m, DInstr& d) {
@@ -222,7 +217,7 @@ bool decode_cvt(DecodeCtx& c, Mods& m, DInstr& d) {
     d.fn = exec_cvt_pack_half;
     return true;
   }
-  if (is_narrow(dt)) {
+  if (is_narrow_float(dt)) {
     if (st != Type::F32 && st != Type::F16x2 && st != Type::BF16x2) c.unsupported();
     d.flags &= ~F_SAT;  // the narrow formats always saturate here
     c.expect_ops(st == Type::F32 ? 3 : 2, st == Type::F32 ? 3 : 2);
@@ -232,7 +227,7 @@ bool decode_cvt(DecodeCtx& c, Mods& m, DInstr& d) {
     d.fn = exec_cvt_to_narrow;
     return true;
   }
-  if (is_narrow(st)) {
+  if (is_narrow_float(st)) {
     if (dt != Type::F16x2 && dt != Type::BF16x2) c.unsupported();
     c.expect_ops(2, 2);
     d.ops[0] = c.dest(in.ops[0], dt);

@@ -581,6 +581,11 @@ inline bool is_float(Type t) {
   return t == Type::F16 || t == Type::F16x2 || t == Type::BF16 || t == Type::BF16x2 || t == Type::TF32 ||
          t == Type::F32 || t == Type::F64 || t == Type::F32x2;
 }
+// The packed 8-, 6- and 4-bit float formats (cvt's narrow forms; is_float leaves them out).
+inline bool is_narrow_float(Type t) {
+  return t == Type::E4M3x2 || t == Type::E5M2x2 || t == Type::E2M1x2 || t == Type::E2M3x2 || t == Type::E3M2x2 ||
+         t == Type::UE8M0x2;
+}
 inline uint32_t type_bits(Type t) { return t == Type::Pred ? 1 : type_bytes(t) * 8; }
 // Sign-extends the low `bits` of v.
 inline uint64_t sext(uint64_t v, uint32_t bits) {

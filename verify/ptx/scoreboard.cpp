@@ -53,14 +53,7 @@ Latency latency_class(const DInstr& d) {
 namespace {
 
 // A float format, the 8-, 6- and 4-bit ones included (is_float leaves those out).
-bool is_float_format(Type t) {
-  switch (t) {
-    case Type::E4M3: case Type::E5M2: case Type::E4M3x2: case Type::E5M2x2: case Type::E2M1x2: case Type::E2M3x2:
-    case Type::E3M2x2: case Type::UE8M0x2:
-      return true;
-    default: return is_float(t);
-  }
-}
+bool is_float_format(Type t) { return is_float(t) || is_narrow_float(t) || t == Type::E4M3 || t == Type::E5M2; }
 
 IssueClass issue_class(const DInstr& d) {
   const bool fl = is_float(d.type);
