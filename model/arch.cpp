@@ -442,8 +442,13 @@ Timing at_sm_clock(Timing t, double ghz) {
 }
 
 double timing_field_bound(TimingField field) {
-  return field == &Timing::dram_share_spread || field == &Timing::dram_copy_overlap ? 1.0
-                                                                                   : std::numeric_limits<double>::infinity();
+  if (field == &Timing::dram_share_spread || field == &Timing::dram_copy_overlap) return 1.0;
+  if (timing_field_is_count(field)) return 65536.0;
+  return std::numeric_limits<double>::infinity();
+}
+
+bool timing_field_is_count(TimingField field) {
+  return field == &Timing::mma_queue_depth || field == &Timing::ptx_param_line_bytes;
 }
 
 const Arch* find_arch(std::string_view name) {

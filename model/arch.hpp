@@ -144,8 +144,12 @@ using TimingField = double Timing::*;
 TimingField find_timing_field(std::string_view name);
 std::span<const std::string_view> timing_field_names();
 // The exclusive upper bound of a field's values (every field is >= 0): 1 for dram_share_spread,
-// whose weights 1 +- s must stay positive, and dram_copy_overlap, a share; infinity for the others.
+// whose weights 1 +- s must stay positive, and dram_copy_overlap, a share; 65536 for the counts;
+// infinity for the others.
 double timing_field_bound(TimingField field);
+// Fields that count things (mma_queue_depth, ptx_param_line_bytes) take whole numbers only: the
+// engine uses them as integers.
+bool timing_field_is_count(TimingField field);
 
 // The same timing with the SM clocked at `ghz` instead of clock_ghz (a GPU whose clocks are locked, as
 // Nsight Compute locks them to base by default, or held down by its power limit): what runs on the SM's

@@ -531,7 +531,7 @@ TEST_F(CheckCommand, TimingOverrideOfAnUnknownFieldOrABadValueExits2) {
   EXPECT_EQ(unknown.code, 2) << unknown.out << unknown.err;
   EXPECT_TRUE(has(unknown.err, "--timing tma_latency=400: expected NAME=VALUE with NAME one of:")) << unknown.err;
   EXPECT_TRUE(has(unknown.err, " tma_latency_ns ")) << unknown.err;
-  for (const char* bad : {"tma_latency_ns=", "tma_latency_ns=fast", "tma_latency_ns=-1", "tma_latency_ns=4e999"}) {
+  for (const char* bad : {"tma_latency_ns=", "tma_latency_ns=fast", "tma_latency_ns=-1", "tma_latency_ns=4e999", "tma_latency_ns=nan"}) {
     const CmdRun r = pipesim(tmp, {"check", "--timing", bad, path_of("stale_wait_ok.scn")});
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.out << r.err;
     EXPECT_TRUE(has(r.err, std::string("--timing ") + bad + ": the value must be a number >= 0")) << r.err;
@@ -542,6 +542,13 @@ TEST_F(CheckCommand, TimingOverrideOfAnUnknownFieldOrABadValueExits2) {
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.out << r.err;
     EXPECT_TRUE(has(r.err, std::string("--timing ") + bad + ": the value must be a number >= 0 and < 1")) << r.err;
   }
+  // Counts are used as integers: a fraction or a value past any real count is refused, not cast.
+  for (const char* bad : {"ptx_param_line_bytes=1e30", "ptx_param_line_bytes=0.5", "mma_queue_depth=2.5", "mma_queue_depth=65536"}) {
+    const CmdRun r = pipesim(tmp, {"check", "--timing", bad, path_of("stale_wait_ok.scn")});
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, std::string("--timing ") + bad + ": the value must be a whole number >= 0 and < 65536")) << r.err;
+  }
+  EXPECT_EQ(pipesim(tmp, {"check", "--timing", "mma_queue_depth=4", path_of("stale_wait_ok.scn")}).code, 0);
   EXPECT_EQ(pipesim(tmp, {"check", "--timing", "dram_share_spread=0.99", path_of("stale_wait_ok.scn")}).code, 0);
   EXPECT_EQ(pipesim(tmp, {"check", "--timing", "dram_copy_overlap=0.99", path_of("stale_wait_ok.scn")}).code, 0);
 }

@@ -289,9 +289,10 @@ int run_check(const Options& o) {
     }
     double value = 0;
     const double bound = model::timing_field_bound(field);
-    if (!parse_double(t.substr(eq + 1), value) || value < 0 || value >= bound) {
-      std::cerr << fmt::format("pipesim: error: --timing {}: the value must be a number >= 0{}\n", t,
-                               std::isinf(bound) ? "" : fmt::format(" and < {}", bound));
+    const bool count = model::timing_field_is_count(field);
+    if (!parse_double(t.substr(eq + 1), value) || !(value >= 0 && value < bound) || (count && value != std::floor(value))) {
+      std::cerr << fmt::format("pipesim: error: --timing {}: the value must be a {} >= 0{}\n", t,
+                               count ? "whole number" : "number", std::isinf(bound) ? "" : fmt::format(" and < {}", bound));
       return 2;
     }
     co.run.timing_overrides.emplace_back(field, value);
