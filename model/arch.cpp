@@ -123,6 +123,12 @@ constexpr Timing kHopperTiming{
     // GEMM row's time.
     .ptx_param_miss_cycles = 130.0,
     .ptx_param_line_bytes = 64.0,
+    // Native probe kernels/interp/fenceprobe.cu (docs/runs/fenceprobe-h100-2026-11-28.txt): one warp, a
+    // loop of one fence, SM cycles per iteration less the empty loop's: fence.acq_rel.cluster, .gpu and
+    // fence.sc.gpu 677 (SASS MEMBAR.ALL.GPU + ERRBAR + CCTL.IVALL), an mbarrier.arrive.release.cluster
+    // 674, 670 with 132 SMs x 4 warps doing the same; fence.acq_rel.cta 11, fence.proxy.async 9-22, an
+    // arrival at the default (CTA) scope 6. Not fitted to any GEMM row's time.
+    .ptx_fence_cycles = 677.0,
     // Native probe kernels/interp/tputprobe.cu (docs/runs/tputprobe-h100-2026-11-27.txt): one CTA of 8,
     // 16 or 32 warps, 8 independent chains per thread, SM cycles per warp instruction per sub-partition:
     // shl, lop3, prmt, mad.lo.s32, setp + selp, min.s32 2.0; add.f32, fma.rn.f32, fma.rn.f16x2 1.0;
@@ -404,6 +410,7 @@ constexpr NamedTimingField kTimingFields[] = {
     {"ptx_global_load_latency_cycles", &Timing::ptx_global_load_latency_cycles},
     {"ptx_param_miss_cycles", &Timing::ptx_param_miss_cycles},
     {"ptx_param_line_bytes", &Timing::ptx_param_line_bytes},
+    {"ptx_fence_cycles", &Timing::ptx_fence_cycles},
     {"ptx_int_issue_cycles", &Timing::ptx_int_issue_cycles},
     {"ptx_convert_issue_cycles", &Timing::ptx_convert_issue_cycles},
     {"ptx_xu_issue_cycles", &Timing::ptx_xu_issue_cycles},

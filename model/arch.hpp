@@ -120,6 +120,10 @@ struct Timing {
   // later reads cost their issue only. 0: free.
   double ptx_param_miss_cycles = 0;
   double ptx_param_line_bytes = 0;
+  // A fence that orders memory beyond the CTA (fence.sc / fence.acq_rel at cluster, gpu or sys scope,
+  // membar.gl, and an mbarrier arrival or a store, red or atom released at such a scope): the SM runs
+  // a MEMBAR that holds the warp this many cycles, with no write outstanding (fenceprobe.cu).
+  double ptx_fence_cycles = 0;
   // PTX kernels: cycles one warp instruction holds its SM sub-partition's issue, by class, where it is
   // more than ptx_instr_cycles: integer, logic, shift, compare and select; conversions between float
   // formats and from integers; the SFU's approximations, float-to-integer conversions and bit counts.

@@ -3,6 +3,7 @@
 // warp. The expected figures are computed from the H100 timing table's fields, not copied from a run.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,25 @@ TEST(PtxTiming, ConversionsAndTheSfusInstructionsHoldTheirSubPartitionLonger) {
                                                                   {&model::Timing::ptx_xu_issue_cycles, 0.0}};
   EXPECT_NEAR(run("1", one), fma, 0.01 * fma);
   EXPECT_NEAR(run("2", one), fma, 0.01 * fma);
+}
+
+TEST(PtxTiming, AFenceBeyondTheCtaHoldsItsWarp) {
+  // fence.ptx: one warp, 64 iterations of one op. Ordering at cluster or gpu scope (a fence, membar.gl,
+  // an arrival released at cluster scope, a release store) waits out ptx_fence_cycles each time; the
+  // same op at the CTA's scope, a plain store and the async-proxy fence do not.
+  const model::Timing& t = hopper();
+  ASSERT_GT(t.ptx_fence_cycles, 100);
+  const auto run = [&](int kind, std::vector<std::pair<model::TimingField, double>> timing = {}) {
+    return body_ns({"param.kind=" + std::to_string(kind)}, std::move(timing), "fence");
+  };
+  const double fences = 64 * t.ptx_fence_cycles / t.clock_ghz;
+  const double cta = run(0), arrive = run(4), store = run(6), proxy = run(7);
+  EXPECT_LT(std::abs(proxy - cta), 0.02 * fences);
+  for (const auto& [kind, cheap] : {std::pair{1, cta}, {2, cta}, {3, arrive}, {5, store}}) {
+    EXPECT_NEAR(run(kind) - cheap, fences, 0.05 * fences) << "kind " << kind;
+    // Without the fence's cost the op is as cheap as its CTA-scope or relaxed form.
+    EXPECT_NEAR(run(kind, {{&model::Timing::ptx_fence_cycles, 0.0}}), cheap, 0.02 * fences) << "kind " << kind;
+  }
 }
 
 TEST(PtxTiming, TheReportCountsStGlobalBytesAsWrittenToTheDram) {

@@ -57,6 +57,10 @@ bool Mods::has(const char* m) const {
   return false;
 }
 
+bool Mods::orders_beyond_cta() const {
+  return (has("release") || has("acq_rel") || has("sc")) && (has("cluster") || has("gpu") || has("sys"));
+}
+
 void Mods::take_memory_hints() {
   static const char* const kHints[] = {
       "volatile", "relaxed", "acquire", "release", "weak", "mmio", "sc", "acq_rel", "cta", "cluster",

@@ -318,6 +318,7 @@ bool decode_mem(DecodeCtx& c, Mods& m, DInstr& d) {
   if (op == "ld" || op == "ldu" || op == "st") {
     const bool load = op != "st";
     const bool hint = m.has("L2::cache_hint");
+    if (m.orders_beyond_cta()) d.flags |= F_FENCE;
     m.take_memory_hints();
     d.space = take_space(m);
     d.vec = take_vec(m);
@@ -341,6 +342,7 @@ bool decode_mem(DecodeCtx& c, Mods& m, DInstr& d) {
   }
   if (op == "atom" || op == "red") {
     const bool hint = m.has("L2::cache_hint");
+    if (m.orders_beyond_cta()) d.flags |= F_FENCE;
     m.take_memory_hints();
     m.take("noftz");
     d.space = take_space(m);

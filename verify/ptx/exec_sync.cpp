@@ -430,6 +430,8 @@ bool decode_sync(DecodeCtx& c, Mods& m, DInstr& d) {
     const bool parity = m.take("parity");
     if (m.take("expect_tx")) d.flags |= F_EXPECT_TX;
     if (m.take("noComplete")) d.flags |= F_NOCOMPLETE;
+    // An arrival releases at the CTA's scope unless it names the cluster's (release is the default).
+    if ((k == 2 || k == 3) && m.has("cluster") && !m.has("relaxed")) d.flags |= F_FENCE;
     take_sem_scope(m);
     d.space = mbar_space(m);
     if (m.type_count() != 1 || m.type(0) != Type::B64) c.unsupported();
@@ -684,6 +686,7 @@ bool decode_sync(DecodeCtx& c, Mods& m, DInstr& d) {
       return true;
     }
     if (proxy) m.take_one({"alias", "tensormap::generic"});
+    else if ((op == "membar" && (m.has("gl") || m.has("sys"))) || m.orders_beyond_cta()) d.flags |= F_FENCE;
     for (const char* s : {"sc", "acq_rel", "acquire", "release", "cta", "cluster", "gpu", "sys", "gl", "sync_restrict::shared::cluster",
                           "sync_restrict::shared::cta"})
       m.take(s);

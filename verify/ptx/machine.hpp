@@ -134,6 +134,9 @@ struct InstructionTiming {
   // A warp instruction's issue on its sub-partition by class (IssueClass: integer and compare,
   // conversions, the SFU's); 0: one issue like any other.
   double int_issue_ns = 0, convert_issue_ns = 0, xu_issue_ns = 0;
+  // A fence beyond the CTA (fence.acq_rel.gpu, membar.gl, an arrive or store released at cluster or
+  // gpu scope): the warp waits this long.
+  double fence_ns = 0;
 };
 InstructionTiming instruction_timing(const model::Timing& timing);
 void set_instruction_timing(GridState& grid, const InstructionTiming& t);

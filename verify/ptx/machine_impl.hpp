@@ -139,6 +139,7 @@ enum : uint32_t {
   F_TRANS = 1u << 23,          // ldmatrix/stmatrix .trans
   F_HAS_C = 1u << 24,          // setp/set/shfl third operand present etc.
   F_PEEK = 1u << 25,           // mbarrier.try_wait that no branch right after loops back on (decode.cpp)
+  F_FENCE = 1u << 26,          // orders memory beyond the CTA: the warp waits out a fence (fenceprobe.cu)
 };
 
 // Rounding of a float result (cvt / arithmetic).
@@ -604,6 +605,9 @@ class Mods {
   // Takes the first of `options` present; returns its index or -1.
   int take_one(std::initializer_list<const char*> options);
   bool has(const char* m) const;
+  // A release, acq_rel or sc ordering at cluster, gpu or sys scope, which the SM runs as a MEMBAR
+  // that holds the warp (kernels/interp/fenceprobe.cu). Takes nothing.
+  bool orders_beyond_cta() const;
   const std::vector<Type>& types() const { return types_; }
   Type type(size_t i) const { return i < types_.size() ? types_[i] : Type::None; }
   size_t type_count() const { return types_.size(); }

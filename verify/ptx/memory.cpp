@@ -303,7 +303,8 @@ InstructionTiming instruction_timing(const model::Timing& t) {
           .param_line_bytes = t.ptx_param_line_bytes,
           .int_issue_ns = t.ptx_int_issue_cycles * ns,
           .convert_issue_ns = t.ptx_convert_issue_cycles * ns,
-          .xu_issue_ns = t.ptx_xu_issue_cycles * ns};
+          .xu_issue_ns = t.ptx_xu_issue_cycles * ns,
+          .fence_ns = t.ptx_fence_cycles * ns};
 }
 
 void set_instruction_timing(GridState& grid, const InstructionTiming& t) {

@@ -90,7 +90,7 @@ void classify_latency(DInstr& d) {
   d.issue = issue_class(d);
   d.latency = latency_class(d);
   d.ndst = d.latency == Latency::None ? 0 : (d.flags & F_TWO_DST) ? 2 : 1;
-  d.boundary = d.control || d.op >= Op::Fence;
+  d.boundary = d.control || d.op >= Op::Fence || (d.flags & F_FENCE);
 }
 
 namespace {
@@ -122,7 +122,8 @@ void scoreboard_issue(Exec& x, const DInstr& in, uint32_t lanes) {
   if (in.boundary) {
     // A branch or synchronising op issues after every instruction of its block (ptxas schedules a
     // block's instructions before the op that ends it) and once its own operands are ready.
-    const double t = std::max({clock, src, x.block_issue});
+    // A fence beyond the CTA (or an op that carries one) holds the warp until the fence completes.
+    const double t = std::max({clock, src, x.block_issue}) + ((in.flags & F_FENCE) && lanes != 0 ? x.grid->costs.fence_ns : 0.0);
     x.stall_ns += t - clock;
     x.block_issue = 0;
     x.issue_at = t;

@@ -1,0 +1,165 @@
+// What the DRAM delivers to every SM streaming 2-D tensor copies, by the order the copies walk memory
+// (issue 21). Stream-K's 256x4096x8192 GEMM (CUTLASS 49) reads B's 64 MiB from the DRAM at 1.82 TB/s
+// (Nsight Compute, 54 % of peak) where the model serves misses at 3.06 TB/s, a rate fitted to 1-D bulk
+// copies of contiguous bytes. Its boxes are K-major: 128-byte rows 16 KiB apart (K = 8192 halves).
+//
+// Every CTA (one per SM) reads the same 2 MiB region of its own, 128 boxes of 128 B x H rows through a
+// ring of `depth` copies. Only the order differs: the tensor's row pitch P
+// is 128 B (each box is H*128 contiguous bytes, the region read front to back) up to 64 KiB (each box
+// takes 128 B from each of H rows P bytes apart, the region read in column strips, as a K-major tile).
+// `mcast`: the same in CTA pairs sharing each box by multicast (each loads half), as 49's 2x1 cluster
+// shares B, at the same DRAM bytes as `own` boxes of H/2 rows.
+// Printed per case: the launch's span (first CTA start to last CTA end, median of 5 launches after one
+// of warm-up) and the DRAM bytes (each byte once) over it, a CTA's median time and the latest CTA start; the regions of successive launches differ, so no launch finds its
+// bytes in the 50 MB L2.
+//   nvcc -std=c++20 -O3 -I. -gencode arch=compute_90a,code=sm_90a kernels/interp/dramprobe.cu -lcuda -o dramprobe && ./dramprobe
+#include <cuda.h>
+#include <cuda/ptx>
+
+#include "kernels/interp/probe.cuh"
+
+namespace ptx = cuda::ptx;
+
+namespace {
+
+constexpr uint32_t kBoxW = 128;              // bytes per box row, as a 64-half K block
+constexpr uint32_t kBoxes = 128;             // per CTA: 2 MiB at H = 128
+constexpr uint64_t kRegionsBytes = 6ull << 30;  // regions for every launch: 6 GiB of fresh bytes
+constexpr int kMaxDepth = 12;
+
+__host__ __device__ constexpr uint64_t bands_per_cta(uint32_t pitch) {
+  return pitch / kBoxW >= kBoxes ? 1 : kBoxes / (pitch / kBoxW);
+}
+
+// The consumer's arrival on the peer CTA's empty barrier: as CUTLASS's ClusterBarrier::arrive(cta_id)
+// (default semantics, release at CTA scope), or with release at cluster scope (`cluster_release`).
+__device__ __forceinline__ void arrive_on_peer(uint64_t* bar, uint32_t rank, bool cluster_release) {
+  uint32_t local = uint32_t(__cvta_generic_to_shared(bar)), remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  if (cluster_release) asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+  else asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+
+// Warp 0's lane 0 produces (waits for a slot to be free, arms its full barrier, issues the copy) and
+// warp 1's lane 0 consumes (waits for the copy, frees the slot), as CUTLASS's producer and consumer.
+// `mcast`: CTAs in pairs (clusters of 2) share each box, as CUTLASS's 2x1 cluster shares B: each CTA
+// loads its half (h / 2 rows) multicast to both, and a slot is free once both CTAs' consumers saw it.
+// `mcast` 2: the same pairs and handshake, each CTA loading both halves itself (no multicast); 3: as 1
+// with the peer's release at cluster scope.
+__global__ void __launch_bounds__(64) stream(const __grid_constant__ CUtensorMap map, uint32_t pitch, uint32_t h, int depth,
+                                             int mcast, uint64_t first_band, uint64_t* stamps) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  __shared__ __align__(8) uint64_t full[kMaxDepth], empty[kMaxDepth];
+  const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    stamps[2 * blockIdx.x] = gt();
+    for (int j = 0; j < depth; ++j) {
+      ptx::mbarrier_init(&full[j], 1u);
+      ptx::mbarrier_init(&empty[j], mcast ? 2u : 1u);
+    }
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  }
+  __syncthreads();
+  if (mcast) {
+    ptx::barrier_cluster_arrive();
+    ptx::barrier_cluster_wait();
+  }
+  if (lane != 0) return;
+  const uint32_t rank = mcast ? ptx::get_sreg_cluster_ctarank() : 0;
+  const uint32_t bytes = kBoxW * h, per_band = pitch / kBoxW;  // boxes across one band of h rows
+  const uint32_t across = per_band > kBoxes ? kBoxes : per_band;
+  // A pitch past 16 KiB: the CTA reads the first 16 KiB of each of its H rows (the same bytes).
+  const uint64_t band0 = first_band + uint64_t(mcast ? blockIdx.x / 2 : blockIdx.x) * bands_per_cta(pitch);
+  for (uint32_t n = 0; n < kBoxes; ++n) {
+    const int j = int(n % uint32_t(depth));
+    if (warp == 1) {
+      while (!ptx::mbarrier_try_wait_parity(&full[j], (n / uint32_t(depth)) & 1)) {
+      }
+      (void)ptx::mbarrier_arrive(&empty[j]);
+      if (mcast) arrive_on_peer(&empty[j], rank ^ 1, mcast == 3);
+      continue;
+    }
+    if (n >= uint32_t(depth))
+      while (!ptx::mbarrier_try_wait_parity(&empty[j], (n / uint32_t(depth) - 1) & 1)) {
+      }
+    (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[j], bytes);
+    uint8_t* dst = smem + size_t(j) * bytes;
+    const int32_t col = int32_t((n % across) * kBoxW), row = int32_t((band0 + n / across) * h);
+    if (mcast == 2) {  // the pair's handshake without the multicast: each CTA loads both halves itself
+      for (uint32_t half = 0; half < 2; ++half) {
+        const int32_t at[2] = {col, row + int32_t(half * h / 2)};
+        ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst + half * bytes / 2, &map, at, &full[j]);
+      }
+    } else if (mcast) {
+      const int32_t at[2] = {col, row + int32_t(rank * h / 2)};
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst + rank * bytes / 2, &map, at, &full[j], uint16_t(3));
+    } else {
+      const int32_t at[2] = {col, row};
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, dst, &map, at, &full[j]);
+    }
+  }
+  if (mcast) {  // the peer may still write into this CTA's slots and arrive on its barriers
+    ptx::barrier_cluster_arrive();
+    ptx::barrier_cluster_wait();
+  }
+  if (warp == 1) stamps[2 * blockIdx.x + 1] = gt();
+}
+
+CUtensorMap encode(void* base, uint32_t pitch, uint64_t rows, uint32_t h) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {pitch, rows}, strides[1] = {pitch};
+  const cuuint32_t box[2] = {kBoxW, h}, elem[2] = {1, 1};
+  CU(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, base, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  return map;
+}
+
+}  // namespace
+
+int main() {
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  uint8_t* src = nullptr;
+  CK(cudaMalloc(&src, kRegionsBytes));
+  CK(cudaMemset(src, 1, kRegionsBytes));
+  uint64_t* stamps = nullptr;
+  CK(cudaMalloc(&stamps, 2 * sizeof(uint64_t) * size_t(sms)));
+  CK(cudaFuncSetAttribute(stream, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxDepth * kBoxW * 128));
+  std::printf("== dramprobe on %s, %d SMs\n", prop.name, sms);
+  std::printf("%6s %8s %5s %5s %5s %10s %10s %10s %10s %10s\n", "mode", "pitch B", "H", "depth", "CTAs", "MiB", "span us", "GB/s", "CTA us",
+              "late us");
+  // mcast H: pairs of CTAs each load H/2 rows multicast; the same DRAM bytes as "own" at H/2.
+  for (int mcast : {0, 1, 2, 3})
+    for (uint32_t h : {128u, 64u})
+      for (int grid : {sms, sms / 2})
+        for (int depth : {4, 8, 12})
+          for (uint32_t pitch : {128u, 1024u, 4096u, 16384u, 65536u}) {
+            if (mcast && (depth == 12 || pitch == 1024u || pitch == 4096u)) continue;
+            const uint64_t rows = kRegionsBytes / pitch;
+            const CUtensorMap map = encode(src, pitch, rows, mcast ? h / 2 : h);
+            const uint64_t bands_per_launch = uint64_t(mcast ? grid / 2 : grid) * bands_per_cta(pitch);
+            const uint64_t launches = rows / h / bands_per_launch;
+            std::vector<double> span, cta, late;
+            for (int rep = 0; rep < 6; ++rep) {
+              // A fresh region each launch (and each case starts elsewhere in the cycle).
+              const uint64_t first = (uint64_t(rep) + uint64_t(pitch) + uint64_t(depth) * 7 + h) % launches * bands_per_launch;
+              ClusterLaunch l(unsigned(grid), 64, size_t(depth) * kBoxW * h, mcast ? 2 : 1);
+              CK(cudaLaunchKernelEx(&l.cfg, stream, map, pitch, h, depth, mcast, first, stamps));
+              CK(cudaDeviceSynchronize());
+              if (rep == 0) continue;
+              span.push_back(launch_span_ns(stamps, grid));
+              std::vector<uint64_t> t(2 * size_t(grid));
+              CK(cudaMemcpy(t.data(), stamps, t.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+              const uint64_t first_start = *std::min_element(t.begin(), t.end());
+              for (int c = 0; c < grid; ++c) {
+                cta.push_back(double(t[2 * size_t(c) + 1] - t[2 * size_t(c)]));
+                late.push_back(double(t[2 * size_t(c)] - first_start));
+              }
+            }
+            const double unique = double(mcast ? grid / 2 : grid) * kBoxes * kBoxW * h, us = median(span) / 1e3;
+            std::printf("%6s %8u %5u %5d %5d %10.0f %10.2f %10.0f %10.2f %10.2f\n", mcast == 3 ? "mc/rc" : mcast == 2 ? "pair" : mcast ? "mcast" : "own", pitch, h, depth,
+                        grid, unique / (1 << 20), us, unique / us / 1e3, median(cta) / 1e3, *std::max_element(late.begin(), late.end()) / 1e3);
+          }
+  return 0;
+}
