@@ -107,7 +107,7 @@ StampsReport report_stamps(const ptx::Module& module, const ptx::Function& entry
   uint64_t t_end = 0;
   for (const auto& [cta, span] : cta_span) t_end = std::max(t_end, span.second);
   s += fmt::format("  stamps: {} from {} CTAs, the GPU's own timeline of one more launch with them: {:.2f} us from the first CTA's start to the "
-                   "last stamp ({:.2f} us between its CUDA events, the module's first launch; the timed median {:.2f} us)\n",
+                   "last stamp ({:.2f} us between its CUDA events, after one warm-up launch of its own; the timed median {:.2f} us)\n",
                    stamps.size(), cta_span.size(), static_cast<double>(t_end - t0) / 1000, stamped_ms * 1000, median_ms * 1000);
   if (dropped) s += fmt::format("    {} warps filled their {} stamps: their later passes are missing\n", dropped, plan.per_warp);
   if (plan.skipped) s += fmt::format("    {} guarded waits not stamped\n", plan.skipped);
