@@ -105,14 +105,6 @@ __global__ void __launch_bounds__(64) stream(const __grid_constant__ CUtensorMap
   if (warp == 1) stamps[2 * blockIdx.x + 1] = gt();
 }
 
-CUtensorMap encode(void* base, uint32_t pitch, uint64_t rows, uint32_t h) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {pitch, rows}, strides[1] = {pitch};
-  const cuuint32_t box[2] = {kBoxW, h}, elem[2] = {1, 1};
-  CU(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, base, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-  return map;
-}
 
 }  // namespace
 
@@ -137,7 +129,7 @@ int main() {
           for (uint32_t pitch : {128u, 1024u, 4096u, 16384u, 65536u}) {
             if (mcast && (depth == 12 || pitch == 1024u || pitch == 4096u)) continue;
             const uint64_t rows = kRegionsBytes / pitch;
-            const CUtensorMap map = encode(src, pitch, rows, mcast ? h / 2 : h);
+            const CUtensorMap map = u8_tensor_map(src, pitch, rows, kBoxW, mcast ? h / 2 : h, CU_TENSOR_MAP_SWIZZLE_128B);
             const uint64_t bands_per_launch = uint64_t(mcast ? grid / 2 : grid) * bands_per_cta(pitch);
             const uint64_t launches = rows / h / bands_per_launch;
             std::vector<double> span, cta, late;

@@ -31,6 +31,17 @@
     }                                                                                  \
   } while (0)
 
+// A 2-D tensor map over `rows` rows of `cols` bytes (u8 elements, rows `cols` apart) with boxes of
+// `box_w` bytes x `box_h` rows, promoted to the L2 in 128-byte lines (tmaboxprobe, dramprobe).
+inline CUtensorMap u8_tensor_map(void* base, uint64_t cols, uint64_t rows, uint32_t box_w, uint32_t box_h, CUtensorMapSwizzle swizzle) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {cols, rows}, strides[1] = {cols};
+  const cuuint32_t box[2] = {box_w, box_h}, elem[2] = {1, 1};
+  CU(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, base, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  return map;
+}
+
 // The SM's cycle counter and the global nanosecond timer (coarse: it ticks in steps of ~32 ns).
 __device__ __forceinline__ uint64_t clk() {
   uint64_t c;

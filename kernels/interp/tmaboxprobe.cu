@@ -138,16 +138,11 @@ __global__ void __launch_bounds__(32) burst(const __grid_constant__ CUtensorMap 
 }
 
 CUtensorMap encode(void* base, uint64_t rows, uint32_t w, uint32_t h) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {kCols, rows}, strides[1] = {kCols};
-  const cuuint32_t box[2] = {w, h}, elem[2] = {1, 1};
   const CUtensorMapSwizzle sw = w == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
                                 : w == 64  ? CU_TENSOR_MAP_SWIZZLE_64B
                                 : w == 32  ? CU_TENSOR_MAP_SWIZZLE_32B
                                            : CU_TENSOR_MAP_SWIZZLE_NONE;
-  CU(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, base, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-  return map;
+  return u8_tensor_map(base, kCols, rows, w, h, sw);
 }
 
 }  // namespace
