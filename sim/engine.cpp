@@ -56,6 +56,7 @@ Engine::Engine(const Kernel& k, const RunOptions& o)
       l2_slow_(tm_.l2_slow_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)) {
   tma_unit_free_.assign(static_cast<size_t>(queued_sms(k, o)), 0.0);
   tm_.op_issue_ns *= o.issue_scale;
+  tma_issue_added_ns_ = tm_.tma_issue_ns * (o.issue_scale - 1.0);
   tm_.tma_issue_ns *= o.issue_scale;
   tm_.mma_issue_ns *= o.issue_scale;
   if (o.interp) tm_.mbarrier_wake_ns += o.interp->wake_ns;

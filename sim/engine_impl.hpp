@@ -762,6 +762,9 @@ class Engine {
   std::vector<DramCopy> copies_;  // indexed by DRAM token
   // When each SM's TMA unit can take its next load (Timing::tma_copy_min_ns after its last one).
   std::vector<double> tma_unit_free_;
+  // What an interleaving search's slower issue (RunOptions::issue_scale) adds to a TMA issue: code
+  // before the copy, which delays its landing too (the issue cost itself overlaps the copy).
+  double tma_issue_added_ns_ = 0;
   std::vector<uint32_t> free_copies_, done_tokens_;
   ClonedRun run_;  // Kernel::external's state for this run, its warps included
   bool fatal_ = false;

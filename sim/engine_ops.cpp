@@ -553,7 +553,6 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
   if ((op.flags & kFlagMulticast) || op.b != 0)
     if (std::string why = operand::multicast_mask(op.b, csize_); !why.empty()) return fault("bad_operand", &w, op.site, std::move(why));
   const uint32_t s = slot(op.bar);
-  const double issued = now_ + jit(tm_.tma_issue_ns);
   // The box is looked up once, whatever its destinations (a multicast copy is one read): a hit is
   // served by the L2 (no DRAM bytes, no loaded DRAM latency; the same round trip otherwise: the native
   // probe's 4 KiB copy took 425.8 ns from the L2, 435 from the DRAM), a miss by the DRAM.
@@ -615,8 +614,9 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
     dram_add(cta(dst_data).sm, cap,
              DramCopy{.store = false, .from_l2 = from_l2, .l2_slow = l2_slow, .target = static_cast<uint32_t>(dst), .slot = s, .site = op.site, .from = id, .bytes = op.a,
                       .phase = dc.bars[s].completed, .dram_bytes = dram_bytes,
-                      // it enters the DRAM when its TMA unit takes it; the issue cost delays its landing instead
-                      .latency = latency + (issued - now_) + straggle() + w.landing_delay, .loaded = loaded, .span = span,
+                      // it enters the DRAM when its TMA unit takes it; the lane's issue cost overlaps it (the
+                      // native probe's bursts land no later for it: docs/calibration.md, tma_issue_ns)
+                      .latency = latency + tma_issue_added_ns_ + straggle() + w.landing_delay, .loaded = loaded, .span = span,
                       .box = op.box},
              start);
   }

@@ -435,7 +435,7 @@ TEST(BudgetArch, BlackwellKeepsTheH100sMeasuredSmSideCosts) {
   for (const char* n : {"sm_100a", "sm_103a"}) {
     const Timing& b = find_arch(n)->time;
     for (TimingField f : {&Timing::op_issue_ns, &Timing::mbarrier_wake_ns, &Timing::remote_arrive_ns, &Timing::named_barrier_ns,
-                          &Timing::cluster_barrier_ns, &Timing::tma_issue_ns,
+                          &Timing::cluster_barrier_ns,
                           &Timing::ptx_alu_latency_cycles, &Timing::ptx_global_load_latency_cycles, &Timing::ptx_mulhi64_latency_cycles,
                           &Timing::ptx_store_sector_cycles})
       EXPECT_EQ(b.*f, h.*f) << n;
@@ -443,6 +443,9 @@ TEST(BudgetArch, BlackwellKeepsTheH100sMeasuredSmSideCosts) {
     EXPECT_EQ(b.clock_ghz, 1.965);
     EXPECT_EQ(b.hbm_bytes_per_ns, 7670.0);
     EXPECT_EQ(b.tma_copy_min_ns, 0.0);  // excluded by the seed's B200 figure (calibration.md)
+    // Nor the H100's measured issue cost (38 ns a copy): our W4A4 kernel's PTX disagrees (calibration.md).
+    EXPECT_EQ(b.tma_issue_ns, 10.0);
+    EXPECT_GT(h.tma_issue_ns, b.tma_issue_ns);
     // One SM's intake is the B200's own (the public 1-SM mainloop sweep at its 1.3 GHz), per cycle of the
     // SM clock: 155 B/ns and 0.78 ns a request there; slower per row than the H100's.
     EXPECT_DOUBLE_EQ(at_sm_clock(b, 1.3).sm_copy_bytes_per_ns, 155.0);

@@ -205,13 +205,13 @@ TEST(L2Engine, HitsAreSlowFromTheStartWhenTheLaunchsFootprintPassesTheFastSet) {
   EXPECT_EQ(slowed.result.end_ns, run_l2(1, slow).result.end_ns);
 }
 
-// CTA 0 reads boxes 0..7 (64 KiB each, one SM's intake: the last lands ~3 us in); CTA 1 reads box 7
-// 200 ns in, while CTA 0's miss of it is still queued: a hit, but on bytes not there yet.
+// CTA 0 reads boxes 0..7 (64 KiB each, one SM's intake: the last lands ~3 us in; issued by ~0.4 us);
+// CTA 1 reads box 7 500 ns in, while CTA 0's miss of it is still queued: a hit, but on bytes not there yet.
 constexpr const char* kRideOnMiss = R"(kernel ride on sm_90a
 launch ctas = 2, threads = 128
 pipeline ab : tma -> threads, stages = 8, tx = 65536, consumers = 1 warps
 role producer warp 0:
-  compute 200 * cta_id ns
+  compute 500 * cta_id ns
   for k in 7 * cta_id .. 8:
     ab.producer_acquire
     tma ab bytes = 65536 box = k
