@@ -47,7 +47,7 @@ std::string site_text(const Kernel& k, uint32_t site) {
 }
 
 Engine::Engine(const Kernel& k, const RunOptions& o)
-    : k_(&k), o_(o), tm_(timing_of(k, o)),
+    : k_(&k), o_(o), tm_(run_timing(k, o)),
       timed_(o.untimed ? CopiedBox<TimedParts>() : CopiedBox<TimedParts>(TimedParts{std::mt19937_64(o.seed), EventQueue()})),
       dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, queued_sms(k, o)), tm_.dram_copy_overlap),
       // Untimed runs keep no L2 (nothing there is timed; the explorer copies engines, sim/explore.hpp).
@@ -582,6 +582,13 @@ RunFootprint run_footprint(const Kernel& kernel) {
   f.warps_per_cta = static_cast<uint64_t>(std::max(0, kernel.launch.warps()));
   for (const BarrierArray& a : kernel.barriers) f.barrier_elements = add_sat(f.barrier_elements, a.size);
   return f;
+}
+
+model::Timing run_timing(const Kernel& k, const RunOptions& o) {
+  model::Timing t = k.arch->time;
+  if (o.sm_clock_ghz > 0 && t.clock_ghz > 0) t = model::at_sm_clock(t, o.sm_clock_ghz);
+  for (const auto& [field, value] : o.timing_overrides) t.*field = value;
+  return t;
 }
 
 RunResult run(const Kernel& kernel, const RunOptions& options) {

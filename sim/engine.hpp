@@ -254,6 +254,8 @@ RunFootprint run_footprint(const Kernel& kernel);
 // Runs the kernel to completion, hang or first fatal error. Throws ScenarioError on
 // operands that are bad input (evaluated counts out of range, division by zero ...).
 RunResult run(const Kernel& kernel, const RunOptions& options);
+// The architecture's timing as a run with these options uses it: the SM clock and the overrides applied.
+model::Timing run_timing(const Kernel& kernel, const RunOptions& options);
 
 // Flattened element number of a barrier (array, index) in RunResult::barriers.
 uint32_t barrier_slot(const Kernel& kernel, uint32_t array, uint32_t index);

@@ -718,13 +718,6 @@ class Engine {
 
   void finish();
 
-  // The architecture's timing with the run's overrides.
-  static model::Timing timing_of(const Kernel& k, const RunOptions& o) {
-    model::Timing t = k.arch->time;
-    if (o.sm_clock_ghz > 0 && t.clock_ghz > 0) t = model::at_sm_clock(t, o.sm_clock_ghz);
-    for (const auto& [field, value] : o.timing_overrides) t.*field = value;
-    return t;
-  }
   // Unequal shares of a loaded DRAM (Timing::dram_share_spread, docs/semantics.md): SM i's weight,
   // spread evenly over [1 - s, 1 + s] along the golden-ratio sequence of SM ids. Neighbouring ids mix
   // fast and slow: the device's slow SMs change between machines, and the model claims only how slow

@@ -44,6 +44,7 @@ inline constexpr RuleInfo kRules[] = {
     {"dangling_expect_tx", false, "a CTA exits with a barrier still expecting bytes"},
     {"budget_mismatch", false, "an estimate, launch smem or a pipeline's stages disagrees with what the config's derived footprints give"},
     {"stages_lost", false, "a pipeline has fewer stages than the stage solver fits with the derived footprints"},
+    {"cluster_scope_arrive", false, "an mbarrier arrival released at cluster scope, run again and again: each is a fence that holds its warp"},
 };
 
 // Why a warning matters or not, in one line for every report that shows it: the general reading of
@@ -59,6 +60,7 @@ inline constexpr WarningImpact kWarningImpacts[] = {
     {"dangling_expect_tx", "harmless to this run: the CTA has exited, so nothing waits on the barrier again and the next CTA's init resets it; a bug only if a consumer needed the bytes that never came, or if the barrier were reused"},
     {"budget_mismatch", "harmless to correctness: the kernel runs as declared, but a number written by hand disagrees with the derived footprint, so the budget is not what it says"},
     {"stages_lost", "harmless to correctness, costs speed: fewer stages than fit hide less of the copy latency"},
+    {"cluster_scope_arrive", "harmless to correctness, costs speed: the warp waits out a fence at every arrival, where an arrival at the CTA's scope (CUTLASS's ClusterBarrier::arrive on a peer's barrier) orders what a pipeline needs without one"},
 };
 
 inline std::string_view warning_impact(std::string_view id) {
@@ -73,8 +75,9 @@ inline std::string_view warning_impact(std::string_view id) {
 inline constexpr std::string_view kModelOnlyRules[] = {"stale_wait", "phase_reused", "early_completion", "init_not_fenced", "smem_war"};
 
 // Rules only a kernel's own code can break (a PTX kernel's instructions): no scenario statement reaches
-// them, so PTX kernels pin them (tests/test_ptx_check.cpp) instead of a scenario pair.
-inline constexpr std::string_view kKernelOnlyRules[] = {"kernel_fault"};
+// them, so PTX kernels pin them (tests/test_ptx_check.cpp, test_ptx_timing.cpp) instead of a scenario
+// pair. A scenario's arrivals have no memory-ordering scope: cluster_scope_arrive is PTX's.
+inline constexpr std::string_view kKernelOnlyRules[] = {"kernel_fault", "cluster_scope_arrive"};
 
 inline bool is_kernel_only(std::string_view id) {
   for (std::string_view r : kKernelOnlyRules)

@@ -162,6 +162,30 @@ TEST(PtxTiming, AFenceBeyondTheCtaHoldsItsWarp) {
   }
 }
 
+TEST(PtxTiming, ArrivalsReleasedAtClusterScopeAgainAndAgainAreAWarning) {
+  // fence.ptx kind 3: 64 mbarrier.arrive.release.cluster on one CTA's barrier, each a fence on the
+  // warp (cluster_scope_arrive, a warning: the verdict stays ok); kind 4, the same arrivals at the
+  // default CTA scope, is not; nor kind 3 with the fence's cost at 0.
+  const auto warnings = [](int kind, std::vector<std::pair<model::TimingField, double>> timing = {}) {
+    verify::CheckOptions o;
+    o.launch = kDir + "fence.launch.json";
+    o.launch_sets = {"param.kind=" + std::to_string(kind)};
+    o.run.timing_overrides = std::move(timing);
+    const verify::CheckResult r = verify::check_file(kDir + "fence.ptx", o);
+    EXPECT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
+    std::vector<std::string> out;
+    for (const sim::Finding& f : r.result.findings)
+      if (f.kind == "cluster_scope_arrive") out.push_back(f.message);
+    return out;
+  };
+  const std::vector<std::string> fenced = warnings(3);
+  ASSERT_EQ(fenced.size(), 1u);
+  EXPECT_NE(fenced[0].find("ran 64 times (64 a CTA)"), std::string::npos) << fenced[0];
+  EXPECT_NE(fenced[0].find("(677 cycles)"), std::string::npos) << fenced[0];
+  EXPECT_TRUE(warnings(4).empty());
+  EXPECT_TRUE(warnings(3, {{&model::Timing::ptx_fence_cycles, 0.0}}).empty());
+}
+
 TEST(PtxTiming, TheReportCountsStGlobalBytesAsWrittenToTheDram) {
   // timing.ptx: every thread stores four u16 with st.global (and makes no bulk store): 3 CTAs x 32
   // threads x 8 bytes are written back, whether the lanes write whole sectors or parts of them.

@@ -1,11 +1,14 @@
 // `pipesim check KERNEL.ptx --launch L.json`: the kernel's own PTX on the engine (verify/ptx/).
 // Bad input of every stage (the PTX text, the launch, an instruction the interpreter does not run)
 // is a diagnostic with file:line:col and exit 2; what the kernel does is the run's verdict.
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
 #include <new>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "verify/check.hpp"
 #include "verify/ptx_budget.hpp"
@@ -24,6 +27,31 @@ std::string read_text(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Arrivals released at cluster scope that a warp runs again and again (4 or more a CTA): each is a
+// fence on its warp (ptx_fence_cycles; kernels/interp/fenceprobe.cu), a cost a pipeline's release
+// seldom needs.
+std::vector<sim::Finding> fence_findings(const sim::Kernel& k, const ptx::RunUse& use, const sim::RunOptions& o) {
+  const model::Timing t = sim::run_timing(k, o);
+  std::vector<sim::Finding> out;
+  const auto ctas = static_cast<uint64_t>(std::max<int64_t>(k.launch.ctas, 1));
+  for (const auto& [site, count] : use.fenced_arrivals) {
+    if (count < 4 * ctas || t.ptx_fence_cycles <= 0) continue;
+    const double each_ns = t.ptx_fence_cycles / t.clock_ghz;
+    sim::Finding f;
+    f.kind = "cluster_scope_arrive";
+    f.fatal = false;
+    f.site = site;
+    f.message = fmt::format("this mbarrier arrival is released at cluster scope and ran {} times ({:.0f} a CTA): each holds its warp "
+                            "for a fence, {:.0f} ns ({:.0f} cycles)",
+                            count, static_cast<double>(count) / static_cast<double>(ctas), each_ns, t.ptx_fence_cycles);
+    f.notes.push_back("the SM runs MEMBAR.ALL.GPU before such an arrival; at the default CTA scope one costs ~6 cycles on the H100 "
+                      "(fenceprobe). A consumer releasing a peer's stage needs no cluster-scope release: CUTLASS's "
+                      "ClusterBarrier::arrive(cta_id) is mbarrier.arrive.shared::cluster.b64 with no scope");
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 // A launch problem: at its place in the launch file, or on the command line.
@@ -71,6 +99,7 @@ CheckResult check_ptx(const std::string& path, const CheckOptions& options) {
     auto budget = std::make_shared<PtxBudget>(ptx_budget(r.kernel, static_cast<int64_t>(launch.static_smem),
                                                          static_cast<int64_t>(launch.dynamic_smem), *use, r.result));
     r.result.findings.insert(r.result.findings.end(), budget->findings.begin(), budget->findings.end());
+    for (sim::Finding& f : fence_findings(r.kernel, *use, options.run)) r.result.findings.push_back(std::move(f));
     r.ptx_budget = std::move(budget);
   } catch (const ptx::PtxError& e) {
     return fail(ptx::format_error(*module, e.pos, e.what()));

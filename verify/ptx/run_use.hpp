@@ -64,6 +64,8 @@ class RunUse {
 
   std::map<uint32_t, Barrier> barriers;
   std::map<uint32_t, StoreSource> stores;
+  // mbarrier arrivals released at cluster scope, each a fence on its warp: by site, how many (all CTAs).
+  std::map<uint32_t, uint64_t> fenced_arrivals;
   uint64_t smem_touched = 0;       // the highest shared byte any warp used, + 1 (set at the run's end)
   int64_t tmem_columns = 0;        // the most TMEM columns one CTA held at once
   bool tmem_cta_group2 = false;

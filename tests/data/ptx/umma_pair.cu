@@ -159,8 +159,10 @@ __device__ void umma_pair(const TensorMap& tmap, int tiles, int kblocks) {
         for (uint32_t i = 0; i < 32; ++i) sum += v[i];
       }
       ptx::tcgen05_fence_before_thread_sync();
-      // Release the leader's accumulator stage (the MMA warp waits there).
-      asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(in_rank(&acc_empty[acc.index], 0)) : "memory");
+      // Release the leader's accumulator stage (the MMA warp waits there), at the CTA's scope as
+      // CUTLASS's ClusterBarrier::arrive(cta_id) does: released at cluster scope, every arrival would
+      // be a fence (pipesim's cluster_scope_arrive warning, which this kernel drew until 2026-11-28).
+      asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(in_rank(&acc_empty[acc.index], 0)) : "memory");
       acc.advance(kAccStages);
     }
     if (sum == 0xffffffffu) asm volatile("trap;");
