@@ -81,10 +81,12 @@ void exec_mbar_arrive(Exec& x, const DInstr& in) {
         PendingRequest& p = x.push_request(SyncKind::MbarArriveDrop);
         p.req.bar = bar;
         p.req.a = 1;
+        p.req.fence = in.flags & F_FENCE;
       } else {
         PendingRequest& p = x.push_request(SyncKind::MbarArriveExpectTx);
         p.req.bar = bar;
         p.req.a = bytes;
+        p.req.fence = in.flags & F_FENCE;
       }
     });
     return;
@@ -99,6 +101,7 @@ void exec_mbar_arrive(Exec& x, const DInstr& in) {
     p.req.bar = g.addr;
     p.req.lanes = g.lanes;
     p.req.a = g.sum;
+    p.req.fence = in.flags & F_FENCE;
     if (!drop) {
       p.answer = AnswerKind::Token;
       p.lanes = g.mask;

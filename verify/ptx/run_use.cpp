@@ -29,8 +29,7 @@ uint64_t ByteRanges::bytes() const {
 }
 
 void RunUse::note(const SyncRequest& r, uint32_t cta, uint32_t site) {
-  if (r.fence && (r.kind == SyncKind::MbarArrive || r.kind == SyncKind::MbarArriveDrop || r.kind == SyncKind::MbarArriveExpectTx))
-    ++fenced_arrivals[site];
+  if (r.fence) ++fenced_arrivals[site];  // only arrivals carry it
   switch (r.kind) {
     case SyncKind::MbarInit: {
       auto [it, fresh] = barriers.try_emplace(shared_offset(r.bar));

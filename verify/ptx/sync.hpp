@@ -100,7 +100,7 @@ struct SyncRequest {
   bool multicast = false;  // UmmaCommit / ClcTryCancel: the .multicast::cluster form
   bool yield = false;      // Compute: the step ran to its budget without a request (a spin, a long loop)
   bool peek = false;       // MbarTryWait: no loop repeats it (F_PEEK): it may return false at its time limit
-  bool fence = false;      // the instruction orders memory beyond the CTA (F_FENCE): a MEMBAR came first
+  bool fence = false;      // MbarArrive*: released at cluster scope (F_FENCE), a MEMBAR came first
 };
 
 }  // namespace pipesim::ptx

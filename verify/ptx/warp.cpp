@@ -46,7 +46,6 @@ PendingRequest& Exec::push_request(SyncKind kind) {
   p.req.kind = kind;
   p.req.function = cur_fn;
   p.req.instr = cur_pc;
-  p.req.fence = fn && cur_pc < fn->code.size() && (fn->code[cur_pc].flags & F_FENCE);
   return p;
 }
 
