@@ -161,6 +161,18 @@ constexpr Timing kHopperTiming{
     // across the device.
     .ptx_store_device_sectors_per_ns = 110.0,
     .ptx_store_device_partial_sectors_per_ns = 75.0,
+    // Native probe kernels/interp/smemprobe.cu (docs/runs/smemprobe-h100-2026-11-28.txt): one CTA of 1 to
+    // 32 warps, each a stream of st.shared of one pattern: one warp alone stores every 4.2 cycles, and
+    // 2 cycles a wavefront where a store takes several (a 32-way conflicted one 62.8 cycles); from 4
+    // warps on, the SM takes 1.00 wavefront a cycle, whatever the pattern (smem_bytes_per_ns: 128
+    // bytes a cycle). Loads are taken to be alike (assumed where the probe's loads do not say).
+    .ptx_shared_access_cycles = 4.2,
+    .ptx_shared_warp_wavefront_cycles = 2.0,
+    // The same probe's mix (each access followed by independent fmas): one warp a sub-partition takes
+    // the access's 4.2 cycles plus the fmas' issue (the warp waits out its access: 4 fmas 9.1, 8 fmas
+    // 12.8), four and eight warps a sub-partition the fmas' issue plus 2.4 and 1.6-2.2 cycles an access:
+    // its dispatch holds the sub-partition 2 cycles.
+    .ptx_shared_issue_cycles = 2.0,
 };
 
 // tcgen05 dense rates per SM per clock. B200's vendor peaks (bf16 2.25 PF, fp8 4.5 PF, fp4 9 PF)
@@ -428,6 +440,9 @@ constexpr NamedTimingField kTimingFields[] = {
     {"ptx_store_partial_sector_cycles", &Timing::ptx_store_partial_sector_cycles},
     {"ptx_store_device_sectors_per_ns", &Timing::ptx_store_device_sectors_per_ns},
     {"ptx_store_device_partial_sectors_per_ns", &Timing::ptx_store_device_partial_sectors_per_ns},
+    {"ptx_shared_access_cycles", &Timing::ptx_shared_access_cycles},
+    {"ptx_shared_warp_wavefront_cycles", &Timing::ptx_shared_warp_wavefront_cycles},
+    {"ptx_shared_issue_cycles", &Timing::ptx_shared_issue_cycles},
 };
 constexpr auto kTimingFieldNames = [] {
   std::array<std::string_view, std::size(kTimingFields)> n{};

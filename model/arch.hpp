@@ -140,6 +140,14 @@ struct Timing {
   // in part; a store waits for the work queued before it. 0: no device-wide limit.
   double ptx_store_device_sectors_per_ns = 0;
   double ptx_store_device_partial_sectors_per_ns = 0;
+  // PTX kernels: a warp's ld / st / ldmatrix / stmatrix of shared memory holds its warp (its next
+  // instruction waits) at least ptx_shared_access_cycles, and ptx_shared_warp_wavefront_cycles per
+  // wavefront (a pass of the 32 banks) where it takes several; the SM's banks serve all its warps a
+  // wavefront per 128 bytes of smem_bytes_per_ns, in turn. 0: free.
+  double ptx_shared_access_cycles = 0;
+  double ptx_shared_warp_wavefront_cycles = 0;
+  // ... of which the access holds its SM sub-partition's issue this long (the rest only its warp).
+  double ptx_shared_issue_cycles = 0;
 };
 
 // The Timing fields by name ("tma_latency_ns" ...), for what-if runs and calibration experiments

@@ -24,15 +24,32 @@ const std::string kDir = std::string(PIPESIM_SOURCE_DIR) + "/tests/data/ptx/";
 
 const model::Timing& hopper() { return model::find_arch("sm_90a")->time; }
 
-double body_ns(std::vector<std::string> sets, std::vector<std::pair<model::TimingField, double>> timing = {},
-               const std::string& kernel = "timing") {
+using Overrides = std::vector<std::pair<model::TimingField, double>>;
+
+// tests/data/ptx/KERNEL.ptx checked with its launch file, these -D settings and timing overrides; its
+// verdict must be ok.
+verify::CheckResult check_kernel(const std::string& kernel, std::vector<std::string> sets, Overrides timing) {
   verify::CheckOptions o;
   o.launch = kDir + kernel + ".launch.json";
   o.launch_sets = std::move(sets);
   o.run.timing_overrides = std::move(timing);
-  const verify::CheckResult r = verify::check_file(kDir + kernel + ".ptx", o);
+  verify::CheckResult r = verify::check_file(kDir + kernel + ".ptx", o);
   EXPECT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
-  return r.result.end_ns;
+  return r;
+}
+
+double body_ns(std::vector<std::string> sets, Overrides timing = {}, const std::string& kernel = "timing") {
+  return check_kernel(kernel, std::move(sets), std::move(timing)).result.end_ns;
+}
+
+// The messages of its findings of one kind (warnings: the verdict stays ok).
+std::vector<std::string> warnings_of(const std::string& kernel, std::vector<std::string> sets, const std::string& kind,
+                                     Overrides timing = {}) {
+  const verify::CheckResult r = check_kernel(kernel, std::move(sets), std::move(timing));
+  std::vector<std::string> out;
+  for (const sim::Finding& f : r.result.findings)
+    if (f.kind == kind) out.push_back(f.message);
+  return out;
 }
 
 // timing.ptx: 1024 iterations of 8 dependent fma.rn.f32 and 3 loop instructions per warp.
@@ -167,16 +184,7 @@ TEST(PtxTiming, ArrivalsReleasedAtClusterScopeAgainAndAgainAreAWarning) {
   // warp (cluster_scope_arrive, a warning: the verdict stays ok); kind 4, the same arrivals at the
   // default CTA scope, is not; nor kind 3 with the fence's cost at 0.
   const auto warnings = [](int kind, std::vector<std::pair<model::TimingField, double>> timing = {}) {
-    verify::CheckOptions o;
-    o.launch = kDir + "fence.launch.json";
-    o.launch_sets = {"param.kind=" + std::to_string(kind)};
-    o.run.timing_overrides = std::move(timing);
-    const verify::CheckResult r = verify::check_file(kDir + "fence.ptx", o);
-    EXPECT_EQ(r.result.verdict, sim::Verdict::Ok) << r.report;
-    std::vector<std::string> out;
-    for (const sim::Finding& f : r.result.findings)
-      if (f.kind == "cluster_scope_arrive") out.push_back(f.message);
-    return out;
+    return warnings_of("fence", {"param.kind=" + std::to_string(kind)}, "cluster_scope_arrive", std::move(timing));
   };
   const std::vector<std::string> fenced = warnings(3);
   ASSERT_EQ(fenced.size(), 1u);
@@ -184,6 +192,53 @@ TEST(PtxTiming, ArrivalsReleasedAtClusterScopeAgainAndAgainAreAWarning) {
   EXPECT_NE(fenced[0].find("(677 cycles)"), std::string::npos) << fenced[0];
   EXPECT_TRUE(warnings(4).empty());
   EXPECT_TRUE(warnings(3, {{&model::Timing::ptx_fence_cycles, 0.0}}).empty());
+}
+
+TEST(PtxTiming, SharedStoresTakeTheirWavefrontsFromTheWarpAndTheSmsBanks) {
+  // smem.ptx: each warp makes 512 st.shared.u32, lane l at l * stride. Cycles a store: the run less
+  // the same run with shared memory free (the kernel's start and loop), plus the one issue that run
+  // charged each store. One warp: an access holds it ptx_shared_access_cycles, or
+  // ptx_shared_warp_wavefront_cycles a wavefront where there are more (stride 128: all lanes in one
+  // bank, 32 wavefronts). Eight warps of conflict-free stores: the SM's banks take a wavefront a cycle
+  // from all of them (smemprobe.cu).
+  const model::Timing& t = hopper();
+  ASSERT_GT(t.ptx_shared_access_cycles, 1);
+  const std::vector<std::pair<model::TimingField, double>> free_banks{{&model::Timing::ptx_shared_access_cycles, 0.0},
+                                                                      {&model::Timing::ptx_shared_warp_wavefront_cycles, 0.0},
+                                                                      {&model::Timing::ptx_shared_issue_cycles, 0.0},
+                                                                      {&model::Timing::smem_bytes_per_ns, 0.0}};
+  const auto ns = [&](int warps, int stride, std::vector<std::pair<model::TimingField, double>> timing = {}) {
+    return body_ns({"block=" + std::to_string(32 * warps), "param.stride=" + std::to_string(stride)}, std::move(timing), "smem");
+  };
+  const auto per_store = [&](int warps, int stride) {
+    return (ns(warps, stride) - ns(warps, stride, free_banks)) * t.clock_ghz / 512 + t.ptx_instr_cycles;
+  };
+  EXPECT_NEAR(per_store(1, 4), t.ptx_shared_access_cycles, 0.1 * t.ptx_shared_access_cycles);
+  EXPECT_NEAR(per_store(1, 8), t.ptx_shared_access_cycles, 0.1 * t.ptx_shared_access_cycles);  // 2 x 2 cycles: under it
+  const double conflicted = 32 * t.ptx_shared_warp_wavefront_cycles;
+  EXPECT_NEAR(per_store(1, 128), conflicted, 0.05 * conflicted);
+  // Eight warps: 8 wavefronts a store of each at one a cycle, more than the warps' own 4.2 or their
+  // issue (two a sub-partition); the whole run (the kernel's start included) against that.
+  const double eight = 8 * 128 * t.clock_ghz / t.smem_bytes_per_ns;
+  const double eight_run = ns(8, 4) * t.clock_ghz / 512;
+  EXPECT_GT(eight_run, eight);
+  EXPECT_LT(eight_run, eight * 1.15);
+  // Free, a conflicted store costs what any does.
+  EXPECT_NEAR(ns(1, 128, free_banks), ns(1, 4, free_banks), 0.01);
+}
+
+TEST(PtxTiming, ConflictedSharedAccessesAreOneWarningForTheirGroup) {
+  // smem.ptx's eight unrolled stores: with lanes 128 bytes apart (all in one bank) they are one
+  // shared_bank_conflict warning naming their lines, the ways and the wavefronts; with lanes 4 bytes
+  // apart, none. The verdict stays ok.
+  const auto warnings = [](int stride) {
+    return warnings_of("smem", {"grid=2", "param.stride=" + std::to_string(stride)}, "shared_bank_conflict");
+  };
+  const std::vector<std::string> conflicted = warnings(128);
+  ASSERT_EQ(conflicted.size(), 1u);
+  for (const char* part : {"8 shared-memory accesses (PTX lines 21-28)", "ran 1024 times (512 a CTA)", "32.0-way", "32768 wavefronts where 1024"})
+    EXPECT_NE(conflicted[0].find(part), std::string::npos) << part << " in " << conflicted[0];
+  EXPECT_TRUE(warnings(4).empty());
 }
 
 TEST(PtxTiming, TheReportCountsStGlobalBytesAsWrittenToTheDram) {

@@ -2,6 +2,8 @@
 // nothing in a sequentially consistent single-threaded model), atom / red (lanes in lane order: a
 // deterministic serialisation), prefetch (no-op), cvta / mapa / isspacep / getctarank, and ldmatrix /
 // stmatrix (m8n8 .b16). Addresses: machine_impl.hpp's map.
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "verify/ptx/float_bits.hpp"
@@ -16,6 +18,53 @@ uint64_t load_le(const uint8_t* p, uint32_t bytes) {
   return v;
 }
 void store_le(uint8_t* p, uint64_t v, uint32_t bytes) { std::memcpy(p, &v, bytes); }
+
+// The wavefronts a warp's shared-memory access of `bytes` a lane takes: the SM's 32 banks of 4 bytes
+// each serve one 4-byte word a wavefront, lanes touching the same word share it, and the lanes go in
+// phases of 128 bytes (32 lanes of up to 4 bytes, 16 of 8, 8 of 16: the CUDA C++ Programming Guide's
+// shared-memory rules for compute capability 5.x and later). Conflict-free, it is the access's bytes
+// over 128, rounded up; each further word a bank must serve in a phase is a wavefront more.
+struct Wavefronts {
+  uint32_t taken = 0, phases = 0;  // phases: what a conflict-free access takes
+};
+Wavefronts shared_wavefronts(Exec& x, const DOp& addr, uint32_t bytes) {
+  const uint32_t words = std::max<uint32_t>(1, (bytes + 3) / 4);
+  const uint32_t per_phase = std::max<uint32_t>(1, 32 / words);
+  Wavefronts total;
+  for (uint32_t first = 0; first < 32; first += per_phase) {
+    const uint32_t span = per_phase >= 32 ? ~0u : ((1u << per_phase) - 1) << first;
+    const uint32_t m = x.mask & span;
+    if (m == 0) continue;
+    std::array<uint64_t, 64> w;
+    size_t n = 0;
+    for_lanes(m, [&](uint32_t l) {
+      const uint64_t a = x.address(addr, l) / 4;
+      for (uint32_t k = 0; k < words && n < w.size(); ++k) w[n++] = a + k;
+    });
+    std::sort(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(n));
+    std::array<uint8_t, 32> per_bank{};
+    uint32_t most = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (i == 0 || w[i] != w[i - 1]) most = std::max<uint32_t>(most, ++per_bank[w[i] % 32]);
+    total.taken += most;
+    ++total.phases;
+  }
+  return total;
+}
+
+// A warp's ld / st of shared memory: its wavefronts, where shared memory is timed.
+void charge_shared_access(Exec& x, const DOp& addr, uint32_t bytes) {
+  const InstructionTiming& c = x.grid->costs;
+  if (c.shared_wavefront_ns <= 0 && c.shared_access_ns <= 0 && c.shared_warp_wavefront_ns <= 0) return;
+  const Wavefronts w = shared_wavefronts(x, addr, bytes);
+  if (w.taken > w.phases) {
+    SharedConflicts& s = x.grid->shared_conflicts[uint64_t{x.cur_fn} << 32 | x.cur_pc];
+    ++s.accesses;
+    s.wavefronts += w.taken;
+    s.conflict_free += w.phases;
+  }
+  x.charge_shared(w.taken);
+}
 
 // ld: ops[0] = destination vector (one element for a scalar), ops[1] = address.
 void exec_ld(Exec& x, const DInstr& in) {
@@ -39,7 +88,7 @@ void exec_ld(Exec& x, const DInstr& in) {
       dp[k][l] = v & dm[k];
     }
   });
-  if (in.space == Space::Shared) x.charge_shared(uint64_t{total} * static_cast<uint64_t>(std::popcount(x.mask)));
+  if (in.space == Space::Shared) charge_shared_access(x, addr, total);
 }
 
 // ld / st .b128 (scalar): a .b128 register holds the low 64 bits of its value (what the kernels
@@ -54,7 +103,7 @@ void exec_ld128(Exec& x, const DInstr& in) {
       Exec::b128_upper_half_fault("ld.b128");
     d[l] = load_le(p, 8);
   });
-  if (in.space == Space::Shared) x.charge_shared(16 * static_cast<uint64_t>(std::popcount(x.mask)));
+  if (in.space == Space::Shared) charge_shared_access(x, in.ops[1], 16);
 }
 void exec_st128(Exec& x, const DInstr& in) {
   const DOp& e = x.elem(in.ops[1], 0);
@@ -64,7 +113,7 @@ void exec_st128(Exec& x, const DInstr& in) {
     store_le(p, s[l], 8);
     store_le(p + 8, 0, 8);
   });
-  if (in.space == Space::Shared) x.charge_shared(16 * static_cast<uint64_t>(std::popcount(x.mask)));
+  if (in.space == Space::Shared) charge_shared_access(x, in.ops[0], 16);
 }
 
 // st: ops[0] = address, ops[1] = source vector.
@@ -81,7 +130,7 @@ void exec_st(Exec& x, const DInstr& in) {
     uint8_t* p = x.access(in.space, x.address(addr, l), total, l, true);
     for (uint32_t k = 0; k < n; ++k) store_le(p + k * esize, s[k][l], esize);
   });
-  if (in.space == Space::Shared) x.charge_shared(uint64_t{total} * static_cast<uint64_t>(std::popcount(x.mask)));
+  if (in.space == Space::Shared) charge_shared_access(x, addr, total);
   if (in.space == Space::Global) charge_global_store(x, addr, total);
 }
 
@@ -262,7 +311,7 @@ void exec_ldmatrix(Exec& x, const DInstr& in) {
       d[l] = uint32_t{lo} | (uint32_t{hi} << 16);
     });
   }
-  x.charge_shared(uint64_t{nmat} * 128);  // 8 rows of 16 bytes per matrix
+  x.charge_shared(nmat);  // 8 rows of 16 bytes a matrix: a wavefront each (conflict-free: assumed)
 }
 void exec_stmatrix(Exec& x, const DInstr& in) {
   const DOp& sv = in.ops[1];
@@ -288,7 +337,7 @@ void exec_stmatrix(Exec& x, const DInstr& in) {
       std::memcpy(p, mat[r], 16);
     }
   }
-  x.charge_shared(uint64_t{nmat} * 128);  // 8 rows of 16 bytes per matrix
+  x.charge_shared(nmat);  // 8 rows of 16 bytes a matrix: a wavefront each (conflict-free: assumed)
 }
 
 // The state space a memory instruction names (Generic when none).

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "verify/ptx/ast.hpp"
@@ -117,12 +118,19 @@ class Warp {
 // (the arch's issue rate); set by the caller once.
 void set_instruction_ns(GridState& grid, double ns);
 // The shared-memory bytes per ns one warp's accesses get (0: not charged beyond their issue).
-void set_shared_bytes_per_ns(GridState& grid, double bytes_per_ns);
 
 // What a warp's own instructions cost beyond their issue (scoreboard.cpp; docs/calibration.md, "PTX
 // instructions"), in ns: when each class of result can be read, and what an SM's global-store path
 // takes per store instruction and per 32-byte sector it writes whole or in part, and what the
 // device's takes per sector. All zero: no latencies and free stores (the model before the scoreboard).
+// A shared-memory instruction's bank conflicts over a run: how often it ran with a conflict, and the
+// wavefronts those executions took against the conflict-free count (one per phase of lanes).
+struct SharedConflicts {
+  uint64_t accesses = 0, wavefronts = 0, conflict_free = 0;
+};
+// By instruction (function << 32 | pc), for the run's report.
+const std::unordered_map<uint64_t, SharedConflicts>& shared_conflicts(const GridState& grid);
+
 struct InstructionTiming {
   double alu_ns = 0, convert_ns = 0, int_convert_ns = 0, mufu_ns = 0, mufu_fixup_ns = 0, divide_ns = 0, shfl_ns = 0;
   double mul64_ns = 0, mulhi64_ns = 0;  // 64-bit integer mul / mad: .lo, .hi
@@ -133,10 +141,14 @@ struct InstructionTiming {
   double param_miss_ns = 0, param_line_bytes = 0;
   // A warp instruction's issue on its sub-partition by class (IssueClass: integer and compare,
   // conversions, the SFU's); 0: one issue like any other.
-  double int_issue_ns = 0, convert_issue_ns = 0, xu_issue_ns = 0;
+  double int_issue_ns = 0, convert_issue_ns = 0, xu_issue_ns = 0, shared_issue_ns = 0;
   // A fence beyond the CTA (fence.acq_rel.gpu, membar.gl, an arrive or store released at cluster or
   // gpu scope): the warp waits this long.
   double fence_ns = 0;
+  // Shared memory (ld / st / ldmatrix / stmatrix): the SM's banks take a wavefront (a pass of the 32
+  // banks) every shared_wavefront_ns from all its warps in turn; the access holds its warp at least
+  // shared_access_ns, and shared_warp_wavefront_ns a wavefront.
+  double shared_wavefront_ns = 0, shared_access_ns = 0, shared_warp_wavefront_ns = 0;
 };
 InstructionTiming instruction_timing(const model::Timing& timing);
 void set_instruction_timing(GridState& grid, const InstructionTiming& t);

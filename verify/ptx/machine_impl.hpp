@@ -88,8 +88,8 @@ inline constexpr size_t kLatencyClasses = 14;
 // tputprobe.cu): Default one issue (fp32 arithmetic, moves, memory and the rest); Int the integer and
 // compare pipe, which takes a warp in two; Convert a conversion between float formats or from an
 // integer; Xu the SFU's (approximations, float to integer, population counts), which takes it in eight.
-enum class IssueClass : uint8_t { Default, Int, Convert, Xu };
-inline constexpr size_t kIssueClasses = 4;
+enum class IssueClass : uint8_t { Default, Int, Convert, Xu, Shared };
+inline constexpr size_t kIssueClasses = 5;
 
 enum class OpKind : uint8_t { None, Reg, Pred, Imm, Special, Sym, Addr, Vec, Sink, Label };
 enum class AddrBase : uint8_t { None, Reg, Sym };
@@ -301,9 +301,6 @@ class GridState {
   mutable std::vector<uint8_t> shared_digested;
   std::vector<uint32_t> shared_users;
   double instruction_ns = 0.57;
-  // A warp's shared-memory access (ld / st / ldmatrix / stmatrix .shared) takes at least its bytes
-  // over its SM sub-partition's share of the SM's shared-memory bandwidth (set_shared_bytes_per_ns).
-  double shared_ns_per_byte = 0;
   double clock_ghz = 1.755;
   // The scoreboard (scoreboard.cpp): what instructions cost (set_instruction_timing), its latencies
   // again by class for the per-instruction lookup, and whether any is set.
@@ -312,6 +309,15 @@ class GridState {
   std::array<double, kIssueClasses> issue_ns{};  // a warp instruction's issue by class (0: instruction_ns)
   bool scoreboard = false;
   std::vector<double> store_free_ns;  // per CTA: when its store path takes the next store
+  // Per SM, its shared-memory banks as a backlog of wavefronts (ns of work) as of `at_ns` (as the
+  // device's store path below: warps step out of time order by up to a step).
+  struct SharedBanks {
+    double backlog_ns = 0, at_ns = 0;
+  };
+  std::vector<SharedBanks> shared_banks;
+  // Shared-memory accesses that took more wavefronts than a conflict-free one (bank conflicts), by
+  // instruction (function << 32 | pc): for the report (RunUse::bank_conflicts).
+  std::unordered_map<uint64_t, SharedConflicts> shared_conflicts;
   // Per SM, per line of the parameter block: when its constant cache holds the line (0: never read).
   std::vector<std::vector<double>> param_line_ready;
   // The device's store path, as a backlog of work (ns) as of `device_store_at`: warps step out of
@@ -425,7 +431,7 @@ struct Exec {
   bool has_fault = false;
   uint64_t executed = 0;
   uint64_t since_request = 0;         // instructions since the last request (their cost is owed)
-  double owed_ns = 0;                 // shared-memory time beyond those instructions' issue (charge_shared)
+  double owed_ns = 0;                 // issue-slot time beyond those instructions' one issue each
   double stall_ns = 0;                // since the last request: waits for operands and the store path
   bool end_step = false;              // a global store took the CTA's store path: let the others catch up
   double block_issue = 0;             // scoreboard: when the current block's instructions have all issued
@@ -492,10 +498,8 @@ struct Exec {
   double elapsed_now() const {
     return now_ns + static_cast<double>(since_request) * grid->instruction_ns + owed_ns + stall_ns;
   }
-  // A shared-memory access of `bytes` (all lanes): the time it needs beyond its one issue is owed.
-  void charge_shared(uint64_t bytes) {
-    owed_ns += std::max(0.0, static_cast<double>(bytes) * grid->shared_ns_per_byte - grid->instruction_ns);
-  }
+  // A shared-memory access that takes `wavefronts` passes of the SM's banks (scoreboard.cpp).
+  void charge_shared(uint32_t wavefronts);
 
   // A read of parameter bytes [off, off + bytes): waits for each line its SM's constant cache does
   // not hold yet (InstructionTiming::param_miss_ns).

@@ -275,9 +275,6 @@ std::unique_ptr<GridState> make_grid(std::shared_ptr<const Program> program, con
 }
 
 void set_instruction_ns(GridState& grid, double ns) { grid.instruction_ns = ns; }
-void set_shared_bytes_per_ns(GridState& grid, double bytes_per_ns) {
-  grid.shared_ns_per_byte = bytes_per_ns > 0 ? 1.0 / bytes_per_ns : 0;
-}
 void set_clock_ghz(GridState& grid, double ghz) { grid.clock_ghz = ghz; }
 
 InstructionTiming instruction_timing(const model::Timing& t) {
@@ -304,7 +301,11 @@ InstructionTiming instruction_timing(const model::Timing& t) {
           .int_issue_ns = t.ptx_int_issue_cycles * ns,
           .convert_issue_ns = t.ptx_convert_issue_cycles * ns,
           .xu_issue_ns = t.ptx_xu_issue_cycles * ns,
-          .fence_ns = t.ptx_fence_cycles * ns};
+          .shared_issue_ns = t.ptx_shared_issue_cycles * ns,
+          .fence_ns = t.ptx_fence_cycles * ns,
+          .shared_wavefront_ns = t.smem_bytes_per_ns > 0 ? 128.0 / t.smem_bytes_per_ns : 0,
+          .shared_access_ns = t.ptx_shared_access_cycles * ns,
+          .shared_warp_wavefront_ns = t.ptx_shared_warp_wavefront_cycles * ns};
 }
 
 void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
@@ -320,12 +321,13 @@ void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
   at(Latency::Shfl) = t.shfl_ns;
   at(Latency::SharedLoad) = t.shared_load_ns;
   at(Latency::GlobalLoad) = t.global_load_ns;
-  grid.issue_ns = {0.0, t.int_issue_ns, t.convert_issue_ns, t.xu_issue_ns};
+  grid.issue_ns = {0.0, t.int_issue_ns, t.convert_issue_ns, t.xu_issue_ns, t.shared_issue_ns};
   const auto positive = [](double v) { return v > 0; };
   grid.scoreboard = std::any_of(grid.latency_ns.begin(), grid.latency_ns.end(), positive) ||
                     std::any_of(grid.issue_ns.begin(), grid.issue_ns.end(), positive);
   grid.costs = t;
   grid.store_free_ns.assign(grid.nctas, 0.0);
+  grid.shared_banks.clear();
   grid.param_line_ready.clear();
 }
 void set_sm_count(GridState& grid, uint32_t sms) { grid.sm_count = sms; }
@@ -361,6 +363,7 @@ void hash_grid(const GridState& grid, sim::StateHash& h) {
 
 uint64_t shared_bytes_per_cta(const GridState& grid) { return grid.smem_bytes; }
 uint64_t shared_bytes_touched(const GridState& grid) { return grid.smem_touched; }
+const std::unordered_map<uint64_t, SharedConflicts>& shared_conflicts(const GridState& grid) { return grid.shared_conflicts; }
 uint64_t global_bytes_stored(const GridState& grid) { return grid.global_bytes_stored; }
 
 bool read_memory(const GridState& grid, uint32_t cta, uint64_t addr, void* out, uint64_t bytes) {

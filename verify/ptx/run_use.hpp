@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "sim/engine.hpp"
+#include "verify/ptx/machine.hpp"
 
 namespace pipesim::ptx {
 
@@ -66,6 +67,8 @@ class RunUse {
   std::map<uint32_t, StoreSource> stores;
   // mbarrier arrivals released at cluster scope, each a fence on its warp: by site, how many (all CTAs).
   std::map<uint32_t, uint64_t> fenced_arrivals;
+  // Shared-memory accesses with bank conflicts: by site, over the run (set at its end).
+  std::map<uint32_t, SharedConflicts> bank_conflicts;
   uint64_t smem_touched = 0;       // the highest shared byte any warp used, + 1 (set at the run's end)
   int64_t tmem_columns = 0;        // the most TMEM columns one CTA held at once
   bool tmem_cta_group2 = false;

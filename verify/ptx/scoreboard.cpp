@@ -78,6 +78,9 @@ IssueClass issue_class(const DInstr& d) {
       if (fl) return d.type == Type::F64 ? IssueClass::Int : IssueClass::Default;
       return IssueClass::Int;
     case Op::Mov: return IssueClass::Default;
+    // A shared-memory access holds the sub-partition's issue for its dispatch (smemprobe.cu's mix).
+    case Op::Ld: case Op::St: return d.space == Space::Shared ? IssueClass::Shared : IssueClass::Default;
+    case Op::Ldmatrix: case Op::Stmatrix: return IssueClass::Shared;
     default: break;
   }
   if (d.op > Op::Exit && d.op < Op::Mov) return IssueClass::Int;  // the integer, bit and compare families
@@ -145,6 +148,33 @@ void scoreboard_issue(Exec& x, const DInstr& in, uint32_t lanes) {
     else if (o.kind == OpKind::Pred) fr.pred_ready[o.idx] = ready;
   };
   for (uint32_t i = 0; i < in.ndst; ++i) each_operand(x, in.ops[i], write);
+}
+
+void Exec::charge_shared(uint32_t wavefronts) {
+  const InstructionTiming& c = grid->costs;
+  if (wavefronts == 0 || (c.shared_wavefront_ns <= 0 && c.shared_access_ns <= 0 && c.shared_warp_wavefront_ns <= 0)) return;
+  // The SM's banks serve a wavefront every shared_wavefront_ns to all its warps: a backlog that
+  // drains with time. The step ends here so that the SM's other warps come in time order (a warp a step
+  // ahead would put its accesses in the backlog before theirs).
+  const double t = grid->scoreboard ? issue_at : elapsed_now();
+  double taken = t;
+  if (c.shared_wavefront_ns > 0) {
+    if (grid->shared_banks.size() <= place.sm) grid->shared_banks.resize(place.sm + 1);
+    GridState::SharedBanks& b = grid->shared_banks[place.sm];
+    if (t > b.at_ns) {
+      b.backlog_ns = std::max(0.0, b.backlog_ns - (t - b.at_ns));
+      b.at_ns = t;
+    }
+    taken += b.backlog_ns;
+    b.backlog_ns += static_cast<double>(wavefronts) * c.shared_wavefront_ns;
+  }
+  // The warp goes on once the banks take its access and its own time is out: an access's least, or
+  // its wavefronts' where they take longer (smemprobe.cu: one warp stores every 4.2 cycles, a 32-way
+  // conflicted store every 62.8, and the fmas after an access wait for it). Its issue slot's share is
+  // the scoreboard's (IssueClass::Shared); the rest is a stall, the slot free for other warps.
+  const double own = std::max(c.shared_access_ns, static_cast<double>(wavefronts) * c.shared_warp_wavefront_ns);
+  stall_ns += std::max(0.0, std::max(t + own, taken) - elapsed_now());
+  end_step = true;
 }
 
 void charge_global_store(Exec& x, const DOp& addr, uint32_t bytes) {

@@ -138,8 +138,6 @@ class PtxRun final : public sim::ExternalRun {
  public:
   PtxRun(const PtxProgram& p, const model::Timing& timing) : prog_(p), grid_(make_grid(p.program, p.launch)) {
     set_instruction_ns(*grid_, timing.ptx_instr_cycles / timing.clock_ghz);
-    // Shared memory serves the SM's four sub-partitions: a warp's accesses get a quarter of it.
-    set_shared_bytes_per_ns(*grid_, timing.smem_bytes_per_ns / 4);
     set_clock_ghz(*grid_, timing.clock_ghz);
     set_instruction_timing(*grid_, instruction_timing(timing));
     set_sm_count(*grid_, static_cast<uint32_t>(p.arch->cap.sms));
@@ -148,6 +146,9 @@ class PtxRun final : public sim::ExternalRun {
   ~PtxRun() override {
     if (!use()) return;
     prog_.use->smem_touched = shared_bytes_touched(*grid_);
+    prog_.use->bank_conflicts.clear();
+    for (const auto& [key, c] : shared_conflicts(*grid_))
+      prog_.use->bank_conflicts[prog_.site_base[static_cast<size_t>(key >> 32)] + static_cast<uint32_t>(key)] = c;
     for (auto& [offset, b] : prog_.use->barriers) {
       b.slot = slot(offset);
       b.name = barrier_name(b.slot);
@@ -175,8 +176,7 @@ class PtxRun final : public sim::ExternalRun {
   const sim::ExternalWarp& warp(uint32_t id) const override { return *warps_.at(id); }
   void set_untimed() override {
     notes_use_ = false;
-    set_instruction_timing(*grid_, InstructionTiming{});  // no operand waits, no store paths
-    set_shared_bytes_per_ns(*grid_, 0);
+    set_instruction_timing(*grid_, InstructionTiming{});  // no operand waits, no store or shared paths
   }
   std::unique_ptr<sim::ExternalRun> clone() const override { return std::make_unique<PtxRun>(*this); }
   void hash_into(sim::StateHash& h) const override {
