@@ -119,15 +119,15 @@ constexpr Timing kHopperTiming{
     .ptx_shfl_latency_cycles = 26.0,
     .ptx_shared_load_latency_cycles = 23.0,
     .ptx_global_load_latency_cycles = 282.0,
-    // Nsight Compute on CUTLASS 49 (cooperative) and 54 at 2048 x 2048 x 256 (docs/runs/ncu-issue-h100-
-    // 2026-11-27.txt): warps stall on "immediate constant cache miss" only at the uniform loads of
-    // parameters (ULDC c[0x0][off]), each executed once per warp or tile; 7 % (49) and 9 % (54) of
-    // all stall samples. Per execution, its samples x the warp-cycles one sample stands for (inst
-    // executed / samples of issuing warps): 61 - 242 cycles, median 120, mean 139 over 18 loads. A
-    // load at 0x598 and one at 0x5d8 miss separately: lines of 64 bytes or fewer. Not fitted to any
-    // GEMM row's time.
-    .ptx_param_miss_cycles = 130.0,
+    // Native probe kernels/interp/uldcprobe.cu (docs/runs/uldcprobe-h100-2026-11-28.txt): a warp's
+    // parameter reads of distinct lines wait ~85-105 cycles a line, one after another (8 issued
+    // together: 657 cycles on 1 SM, 717 on 132); 8 warps each reading 8 lines of its own on every SM at
+    // once: the slowest 2,882 cycles, an SM's misses queued one every ~44. A load at 0x598 and one at
+    // 0x5d8 miss separately in Nsight Compute (docs/runs/ncu-issue-h100-2026-11-27.txt): lines of 64
+    // bytes or fewer. Not fitted to any GEMM row's time.
+    .ptx_param_miss_cycles = 90.0,
     .ptx_param_line_bytes = 64.0,
+    .ptx_param_miss_interval_cycles = 44.0,
     // Native probe kernels/interp/fenceprobe.cu (docs/runs/fenceprobe-h100-2026-11-28.txt): one warp, a
     // loop of one fence, SM cycles per iteration less the empty loop's: fence.acq_rel.cluster, .gpu and
     // fence.sc.gpu 677 (SASS MEMBAR.ALL.GPU + ERRBAR + CCTL.IVALL), an mbarrier.arrive.release.cluster
@@ -431,6 +431,7 @@ constexpr NamedTimingField kTimingFields[] = {
     {"ptx_global_load_latency_cycles", &Timing::ptx_global_load_latency_cycles},
     {"ptx_param_miss_cycles", &Timing::ptx_param_miss_cycles},
     {"ptx_param_line_bytes", &Timing::ptx_param_line_bytes},
+    {"ptx_param_miss_interval_cycles", &Timing::ptx_param_miss_interval_cycles},
     {"ptx_fence_cycles", &Timing::ptx_fence_cycles},
     {"ptx_int_issue_cycles", &Timing::ptx_int_issue_cycles},
     {"ptx_convert_issue_cycles", &Timing::ptx_convert_issue_cycles},

@@ -120,6 +120,9 @@ struct Timing {
   // later reads cost their issue only. 0: free.
   double ptx_param_miss_cycles = 0;
   double ptx_param_line_bytes = 0;
+  // ... and an SM's misses queue: each takes its constant cache's miss path this many cycles, so that
+  // many warps missing many lines at once (a kernel's start) wait their turn. 0: no queue.
+  double ptx_param_miss_interval_cycles = 0;
   // A fence that orders memory beyond the CTA (fence.sc / fence.acq_rel at cluster, gpu or sys scope,
   // membar.gl, and an mbarrier arrival or a store, red or atom released at such a scope): the SM runs
   // a MEMBAR that holds the warp this many cycles, with no write outstanding (fenceprobe.cu).

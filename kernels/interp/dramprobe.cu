@@ -11,7 +11,9 @@
 // shares B, at the same DRAM bytes as `own` boxes of H/2 rows.
 // `hot` (the mix table): each stage also brings `hot` boxes from a 4 MiB window every CTA reads (a
 // GEMM's A at M = 256, K-major, 16 KiB rows), which stays in the L2: do hits and misses share the L2's
-// rate to the SMs (the model serves hits at l2_slow_bytes_per_ns and misses at the DRAM's, apart)?
+// rate to the SMs (the model serves hits at l2_slow_bytes_per_ns and misses at the DRAM's, apart)? Not
+// answered: the producer's loop (runtime divisions for the coordinates) sets the pace of these rings
+// (docs/runs/dramprobe-mix-h100-2026-11-28.txt).
 // Printed per case: the launch's span (first CTA start to last CTA end, median of 5 launches after one
 // of warm-up) and the DRAM bytes (each byte once) over it, a CTA's median time and the latest CTA start; the regions of successive launches differ, so no launch finds its
 // bytes in the 50 MB L2.

@@ -36,6 +36,36 @@ __global__ void reads(const __grid_constant__ Block p, unsigned* sink, unsigned 
   for (int k = 0; k <= kReads; ++k) out[blockIdx.x * (kReads + 1) + k] = t[k + 1] - t[k];
 }
 
+// The crowd table: W warps at once (one CTA), each lane 0 reading 8 lines 64 bytes apart, all warps
+// the same 8 lines or each its own 8 (warp w lines 8w .. 8w+7): do an SM's first misses on distinct
+// lines overlap, or queue?
+template <int kBase, int... kLines>
+__device__ __forceinline__ void read_lines(const Block& p, unsigned* sink, std::integer_sequence<int, kLines...>) {
+  int k = 0;
+  ((sink[k++] = p.v[(kBase + kLines) * 16]), ...);
+}
+
+__global__ void crowd(const __grid_constant__ Block p, int distinct, unsigned* sink, unsigned long long* out) {
+  const int warp = int(threadIdx.x / 32);
+  __syncthreads();
+  if (threadIdx.x % 32 != 0) return;
+  unsigned* mine = sink + (blockIdx.x * 32 + warp) * kReads;
+  const unsigned long long t0 = clk();
+  constexpr auto lines = std::make_integer_sequence<int, kReads>{};
+  switch (distinct ? warp : 0) {
+    case 0: read_lines<0>(p, mine, lines); break;
+    case 1: read_lines<8>(p, mine, lines); break;
+    case 2: read_lines<16>(p, mine, lines); break;
+    case 3: read_lines<24>(p, mine, lines); break;
+    case 4: read_lines<32>(p, mine, lines); break;
+    case 5: read_lines<40>(p, mine, lines); break;
+    case 6: read_lines<48>(p, mine, lines); break;
+    default: read_lines<56>(p, mine, lines); break;
+  }
+  // The stores above issue once their values are there; a load of the last one orders the clock.
+  out[blockIdx.x * 32 + warp] = clk() - t0 + (*(volatile unsigned*)&mine[kReads - 1] & 0);
+}
+
 }  // namespace
 
 int main() {
@@ -66,5 +96,28 @@ int main() {
       }
       std::printf("\n");
     }
+  std::printf("\n== crowd: W warps of one CTA, each reading 8 parameter lines 64 B apart: the same 8 or 8 of its own; SM cycles\n");
+  std::printf("   for a warp's 8 reads (median over warps / the slowest warp), one CTA and one per SM\n");
+  std::printf(" CTAs  W  lines    median    slowest\n");
+  CK(cudaFree(sink));
+  CK(cudaFree(out));
+  CK(cudaMalloc(&sink, sizeof(unsigned) * size_t(sms) * 32 * kReads));
+  CK(cudaMalloc(&out, sizeof(unsigned long long) * size_t(sms) * 32));
+  for (int ctas : {1, sms})
+    for (int warps : {1, 4, 8})
+      for (int distinct : {0, 1}) {
+        if (warps == 1 && distinct) continue;
+        std::vector<double> v;
+        for (int launch = 0; launch < 3; ++launch) {
+          crowd<<<ctas, 32 * warps>>>(p, distinct, sink, out);
+          CK(cudaGetLastError());
+          CK(cudaDeviceSynchronize());
+          std::vector<unsigned long long> h(size_t(ctas) * 32);
+          CK(cudaMemcpy(h.data(), out, h.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+          for (int c = 0; c < ctas; ++c)
+            for (int w = 0; w < warps; ++w) v.push_back(double(h[size_t(c) * 32 + size_t(w)]));
+        }
+        std::printf(" %4d %2d %6s %9.0f %10.0f\n", ctas, warps, distinct ? "own" : "same", median(v), *std::max_element(v.begin(), v.end()));
+      }
   return 0;
 }

@@ -80,6 +80,8 @@ void exec_ld(Exec& x, const DInstr& in) {
     dm[k] = width_mask(e.kind == OpKind::Reg ? e.bits : 64);
   }
   const DOp& addr = in.ops[1];
+  x.param_read_at_use = x.grid->scoreboard;
+  x.param_first_line = x.param_last_line = 0;
   for_lanes(x.mask, [&](uint32_t l) {
     const uint8_t* p = x.access(in.space, x.address(addr, l), total, l, false);
     for (uint32_t k = 0; k < n; ++k) {
@@ -88,6 +90,8 @@ void exec_ld(Exec& x, const DInstr& in) {
       dp[k][l] = v & dm[k];
     }
   });
+  x.param_read_at_use = false;
+  if (x.param_first_line != 0) x.read_params_at_use(dv);
   if (in.space == Space::Shared) charge_shared_access(x, addr, total);
 }
 

@@ -139,6 +139,7 @@ struct InstructionTiming {
   double device_sector_ns = 0, device_partial_sector_ns = 0;  // the device's, per sector
   // A parameter line's first read on an SM (its constant cache is cold at launch), and the line.
   double param_miss_ns = 0, param_line_bytes = 0;
+  double param_miss_interval_ns = 0;  // an SM's misses, one after another (its miss path)
   // A warp instruction's issue on its sub-partition by class (IssueClass: integer and compare,
   // conversions, the SFU's); 0: one issue like any other.
   double int_issue_ns = 0, convert_issue_ns = 0, xu_issue_ns = 0, shared_issue_ns = 0;

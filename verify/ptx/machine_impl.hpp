@@ -309,21 +309,34 @@ class GridState {
   std::array<double, kIssueClasses> issue_ns{};  // a warp instruction's issue by class (0: instruction_ns)
   bool scoreboard = false;
   std::vector<double> store_free_ns;  // per CTA: when its store path takes the next store
-  // Per SM, its shared-memory banks as a backlog of wavefronts (ns of work) as of `at_ns` (as the
-  // device's store path below: warps step out of time order by up to a step).
-  struct SharedBanks {
+  // A path that takes work in turn, as a backlog (ns of work) as of `at_ns`: warps step out of time
+  // order by up to a step, so work that comes in "earlier" waits for what is queued, not for the last
+  // one's time.
+  struct Backlog {
     double backlog_ns = 0, at_ns = 0;
+    // Work of `ns` arriving at `t`: how long it waits before the path takes it.
+    double take(double t, double ns) {
+      if (t > at_ns) {
+        backlog_ns = std::max(0.0, backlog_ns - (t - at_ns));
+        at_ns = t;
+      }
+      const double wait = backlog_ns;
+      backlog_ns += ns;
+      return wait;
+    }
   };
-  std::vector<SharedBanks> shared_banks;
+  std::vector<Backlog> shared_banks;      // per SM: its shared-memory banks (scoreboard.cpp)
+  std::vector<Backlog> param_miss_paths;  // per SM: its constant cache's misses (memory.cpp)
   // Shared-memory accesses that took more wavefronts than a conflict-free one (bank conflicts), by
   // instruction (function << 32 | pc): for the report (RunUse::bank_conflicts).
   std::unordered_map<uint64_t, SharedConflicts> shared_conflicts;
-  // Per SM, per line of the parameter block: when its constant cache holds the line (0: never read).
-  std::vector<std::vector<double>> param_line_ready;
-  // The device's store path, as a backlog of work (ns) as of `device_store_at`: warps step out of
-  // time order by up to a step, so a store that comes "earlier" waits for the work queued, not until
-  // the time a later one was taken.
-  double device_store_backlog_ns = 0, device_store_at = 0;
+  // Per SM, per line of the parameter block: when its miss began and when its constant cache holds the
+  // line (0: never read).
+  struct ParamLine {
+    double asked_ns = 0, ready_ns = 0;
+  };
+  std::vector<std::vector<ParamLine>> param_lines;
+  Backlog device_stores;  // the device's store path (scoreboard.cpp)
   uint64_t global_bytes_stored = 0;  // global_bytes_stored(): not part of the state (hash_grid)
   uint32_t sm_count = 132;
   uint32_t nctas = 1, threads = 1;
@@ -354,6 +367,9 @@ struct Frame {
   std::vector<uint32_t> preds;        // one lane mask per predicate register
   // Scoreboard: when each value slot's and predicate's latest result can be read (absolute ns).
   std::vector<double> ready, pred_ready;
+  // Scoreboard: a value loaded from the parameter block whose lines are read where it is first used
+  // (ptxas reads parameters at their uses): (first line + 1) << 32 | (last line + 1); 0: none.
+  std::vector<uint64_t> param_pending;
   uint32_t stack_base = 0;            // SIMT stack depth below this frame's entries
   uint32_t returned = 0;              // lanes that executed ret (device functions)
   uint32_t call_mask = 0;
@@ -433,6 +449,10 @@ struct Exec {
   uint64_t since_request = 0;         // instructions since the last request (their cost is owed)
   double owed_ns = 0;                 // issue-slot time beyond those instructions' one issue each
   double stall_ns = 0;                // since the last request: waits for operands and the store path
+  // A load of the parameter block under the scoreboard (exec_ld): the lines it reads, first and last + 1
+  // (0: none), noted by charge_param_read and read where the value is first used (param_lines_ready).
+  uint64_t param_first_line = 0, param_last_line = 0;
+  bool param_read_at_use = false;
   bool end_step = false;              // a global store took the CTA's store path: let the others catch up
   double block_issue = 0;             // scoreboard: when the current block's instructions have all issued
   double issue_at = 0;                // scoreboard: when the instruction executing issues
@@ -504,6 +524,24 @@ struct Exec {
   // A read of parameter bytes [off, off + bytes): waits for each line its SM's constant cache does
   // not hold yet (InstructionTiming::param_miss_ns).
   void charge_param_read(uint64_t off, uint32_t bytes);
+  // Parameter lines [first, last] asked for now: when the last of them is in the SM's constant cache
+  // (each miss after the SM's misses queued before it).
+  double param_lines_ready(uint64_t first_line, uint64_t last_line, double now);
+  // The registers of `v` (a load's destinations) hold parameter lines read where they are first used.
+  void read_params_at_use(const DOp& v) {
+    const uint64_t tag = (param_first_line << 32) | param_last_line;
+    const auto one = [&](const DOp& o) {
+      if (o.kind != OpKind::Reg) return;
+      if (frame->param_pending.size() <= o.idx) frame->param_pending.resize(fn->nvals, 0);
+      frame->param_pending[o.idx] = tag;
+    };
+    if (v.kind == OpKind::Vec) {
+      for (uint32_t k = 0; k < v.count; ++k) one(fn->pool[v.idx + k]);
+    } else {
+      one(v);
+    }
+  }
+  double param_miss_queue(double now);
 
   // -- memory
   // Where a generic address points.

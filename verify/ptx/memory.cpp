@@ -298,6 +298,7 @@ InstructionTiming instruction_timing(const model::Timing& t) {
               t.ptx_store_device_partial_sectors_per_ns > 0 ? 1.0 / t.ptx_store_device_partial_sectors_per_ns : 0,
           .param_miss_ns = t.ptx_param_miss_cycles * ns,
           .param_line_bytes = t.ptx_param_line_bytes,
+          .param_miss_interval_ns = t.ptx_param_miss_interval_cycles * ns,
           .int_issue_ns = t.ptx_int_issue_cycles * ns,
           .convert_issue_ns = t.ptx_convert_issue_cycles * ns,
           .xu_issue_ns = t.ptx_xu_issue_cycles * ns,
@@ -328,7 +329,8 @@ void set_instruction_timing(GridState& grid, const InstructionTiming& t) {
   grid.costs = t;
   grid.store_free_ns.assign(grid.nctas, 0.0);
   grid.shared_banks.clear();
-  grid.param_line_ready.clear();
+  grid.param_miss_paths.clear();
+  grid.param_lines.clear();
 }
 void set_sm_count(GridState& grid, uint32_t sms) { grid.sm_count = sms; }
 uint64_t shared_window_base() { return kSharedWindow; }
@@ -491,22 +493,49 @@ uint8_t* Exec::access(Space space, uint64_t addr, uint32_t bytes, uint32_t lane,
   kernel_fault("bad_address", "access at " + hex(addr) + " in an unsupported state space");
 }
 
-void Exec::charge_param_read(uint64_t off, uint32_t bytes) {
+// A new miss on this SM's constant cache: how long it waits for the misses before it (a backlog of the
+// miss path that drains with time; warps step out of time order by up to a step).
+double Exec::param_miss_queue(double now) {
+  const double interval = grid->costs.param_miss_interval_ns;
+  if (interval <= 0) return 0;
+  if (grid->param_miss_paths.size() <= place.sm) grid->param_miss_paths.resize(place.sm + 1);
+  return grid->param_miss_paths[place.sm].take(now, interval);
+}
+
+double Exec::param_lines_ready(uint64_t first_line, uint64_t last_line, double now) {
   const double miss = grid->costs.param_miss_ns;
+  if (grid->param_lines.size() <= place.sm) grid->param_lines.resize(place.sm + 1);
+  std::vector<GridState::ParamLine>& lines = grid->param_lines[place.sm];
+  if (lines.size() <= last_line) lines.resize(last_line + 1);
+  double ready = now;
+  for (uint64_t line = first_line; line <= last_line; ++line) {
+    GridState::ParamLine& l = lines[line];
+    // Warps step out of time order: a read earlier than the miss already noted starts the miss itself.
+    if (l.ready_ns == 0 || l.asked_ns > now) {
+      l.asked_ns = now;
+      l.ready_ns = now + param_miss_queue(now) + miss;
+    }
+    ready = std::max(ready, l.ready_ns);
+  }
+  return ready;
+}
+
+void Exec::charge_param_read(uint64_t off, uint32_t bytes) {
   const auto line_bytes = static_cast<uint64_t>(grid->costs.param_line_bytes);
   if (line_bytes == 0) return;
-  if (grid->param_line_ready.size() <= place.sm) grid->param_line_ready.resize(place.sm + 1);
-  std::vector<double>& ready = grid->param_line_ready[place.sm];
-  const uint64_t last_line = (off + std::max<uint32_t>(bytes, 1) - 1) / line_bytes;
-  if (ready.size() <= last_line) ready.resize(last_line + 1, 0.0);
-  for (uint64_t line = off / line_bytes; line <= last_line; ++line) {
-    // The lanes of one instruction read the same line: the first waits, the rest find it arrived.
-    const double now = elapsed_now();
-    double& at = ready[line];
-    // Warps step out of time order: a read earlier than the miss already noted starts the miss itself.
-    if (at == 0 || at - miss > now) at = now + miss;
-    if (at > now) stall_ns += at - now;
+  const uint64_t first_line = off / line_bytes, last_line = (off + std::max<uint32_t>(bytes, 1) - 1) / line_bytes;
+  // A load's value under the scoreboard: its lines are read where it is first used (ptxas puts a
+  // parameter read at its use; the SM waits for it there), noted here for exec_ld.
+  if (param_read_at_use) {
+    param_first_line = param_first_line == 0 ? first_line + 1 : std::min(param_first_line, first_line + 1);
+    param_last_line = std::max(param_last_line, last_line + 1);
+    return;
   }
+  // Anything else (a copy reading its tensor map) waits here. The lanes of one instruction read the
+  // same lines: the first asks, the rest find them asked.
+  const double now = elapsed_now();
+  const double ready = param_lines_ready(first_line, last_line, now);
+  if (ready > now) stall_ns += ready - now;
 }
 
 uint64_t Exec::to_cluster_address(Space space, uint64_t addr, uint32_t bytes, uint32_t lane) {

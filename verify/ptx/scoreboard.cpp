@@ -116,12 +116,21 @@ void scoreboard_issue(Exec& x, const DInstr& in, uint32_t lanes) {
     fr.pred_ready.resize(x.fn->npreds, 0.0);
   }
   double src = in.guard >= 0 ? fr.pred_ready[static_cast<uint32_t>(in.guard)] : 0.0;
+  const double clock = x.elapsed_now();
   const auto read = [&](const DOp& o) {
-    if (o.kind == OpKind::Reg || (o.kind == OpKind::Addr && o.base == AddrBase::Reg)) src = std::max(src, fr.ready[o.idx]);
-    else if (o.kind == OpKind::Pred) src = std::max(src, fr.pred_ready[o.idx]);
+    if (o.kind == OpKind::Reg || (o.kind == OpKind::Addr && o.base == AddrBase::Reg)) {
+      // A parameter value's first use reads its lines (ptxas's placement; the SM waits here).
+      if (o.idx < fr.param_pending.size() && fr.param_pending[o.idx] != 0) {
+        const uint64_t tag = fr.param_pending[o.idx];
+        fr.ready[o.idx] = std::max(fr.ready[o.idx], x.param_lines_ready((tag >> 32) - 1, (tag & 0xffffffffu) - 1, clock));
+        fr.param_pending[o.idx] = 0;
+      }
+      src = std::max(src, fr.ready[o.idx]);
+    } else if (o.kind == OpKind::Pred) {
+      src = std::max(src, fr.pred_ready[o.idx]);
+    }
   };
   for (uint32_t i = in.ndst; i < kMaxOps; ++i) each_operand(x, in.ops[i], read);  // unused ones are None
-  const double clock = x.elapsed_now();
   if (in.boundary) {
     // A branch or synchronising op issues after every instruction of its block (ptxas schedules a
     // block's instructions before the op that ends it) and once its own operands are ready.
@@ -144,6 +153,7 @@ void scoreboard_issue(Exec& x, const DInstr& in, uint32_t lanes) {
   if (lanes == 0 || in.ndst == 0) return;  // nothing written
   const double ready = in.latency == Latency::Pass ? src : t + x.grid->latency_ns[static_cast<size_t>(in.latency)];
   const auto write = [&](const DOp& o) {
+    if (o.kind == OpKind::Reg && o.idx < fr.param_pending.size()) fr.param_pending[o.idx] = 0;  // overwritten
     if (o.kind == OpKind::Reg) fr.ready[o.idx] = ready;
     else if (o.kind == OpKind::Pred) fr.pred_ready[o.idx] = ready;
   };
@@ -160,13 +170,7 @@ void Exec::charge_shared(uint32_t wavefronts) {
   double taken = t;
   if (c.shared_wavefront_ns > 0) {
     if (grid->shared_banks.size() <= place.sm) grid->shared_banks.resize(place.sm + 1);
-    GridState::SharedBanks& b = grid->shared_banks[place.sm];
-    if (t > b.at_ns) {
-      b.backlog_ns = std::max(0.0, b.backlog_ns - (t - b.at_ns));
-      b.at_ns = t;
-    }
-    taken += b.backlog_ns;
-    b.backlog_ns += static_cast<double>(wavefronts) * c.shared_wavefront_ns;
+    taken += grid->shared_banks[place.sm].take(t, static_cast<double>(wavefronts) * c.shared_wavefront_ns);
   }
   // The warp goes on once the banks take its access and its own time is out: an access's least, or
   // its wavefronts' where they take longer (smemprobe.cu: one warp stores every 4.2 cycles, a 32-way
@@ -216,14 +220,8 @@ void charge_global_store(Exec& x, const DOp& addr, uint32_t bytes) {
   const double t = x.grid->scoreboard ? x.issue_at : x.elapsed_now();
   // The device's path: the store waits for the work queued before it (a backlog that drains with time).
   double begin = t;
-  if (c.device_sector_ns > 0 || c.device_partial_sector_ns > 0) {
-    if (t > g.device_store_at) {
-      g.device_store_backlog_ns = std::max(0.0, g.device_store_backlog_ns - (t - g.device_store_at));
-      g.device_store_at = t;
-    }
-    begin += g.device_store_backlog_ns;
-    g.device_store_backlog_ns += static_cast<double>(whole) * c.device_sector_ns + in_part * c.device_partial_sector_ns;
-  }
+  if (c.device_sector_ns > 0 || c.device_partial_sector_ns > 0)
+    begin += g.device_stores.take(t, static_cast<double>(whole) * c.device_sector_ns + in_part * c.device_partial_sector_ns);
   // One path per CTA, first come first served: the store issues once both paths take it (its block
   // ends no earlier). The step ends here, so that the engine lets the CTA's other warps store in time
   // order rather than after all of this warp's stores ahead of them.
