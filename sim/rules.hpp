@@ -45,6 +45,7 @@ inline constexpr RuleInfo kRules[] = {
     {"budget_mismatch", false, "an estimate, launch smem or a pipeline's stages disagrees with what the config's derived footprints give"},
     {"stages_lost", false, "a pipeline has fewer stages than the stage solver fits with the derived footprints"},
     {"cluster_scope_arrive", false, "an mbarrier arrival released at cluster scope, run again and again: each is a fence that holds its warp"},
+    {"shared_bank_conflict", false, "shared-memory accesses whose lanes meet in a bank, again and again: each extra wavefront is a pass of the SM's banks"},
 };
 
 // Why a warning matters or not, in one line for every report that shows it: the general reading of
@@ -61,6 +62,7 @@ inline constexpr WarningImpact kWarningImpacts[] = {
     {"budget_mismatch", "harmless to correctness: the kernel runs as declared, but a number written by hand disagrees with the derived footprint, so the budget is not what it says"},
     {"stages_lost", "harmless to correctness, costs speed: fewer stages than fit hide less of the copy latency"},
     {"cluster_scope_arrive", "harmless to correctness, costs speed: the warp waits out a fence at every arrival, where an arrival at the CTA's scope (CUTLASS's ClusterBarrier::arrive on a peer's barrier) orders what a pipeline needs without one"},
+    {"shared_bank_conflict", "harmless to correctness, costs speed: the SM's banks serve one wavefront a clock to all its warps, so every extra pass delays this warp and the others that use shared memory"},
 };
 
 inline std::string_view warning_impact(std::string_view id) {
@@ -76,8 +78,9 @@ inline constexpr std::string_view kModelOnlyRules[] = {"stale_wait", "phase_reus
 
 // Rules only a kernel's own code can break (a PTX kernel's instructions): no scenario statement reaches
 // them, so PTX kernels pin them (tests/test_ptx_check.cpp, test_ptx_timing.cpp) instead of a scenario
-// pair. A scenario's arrivals have no memory-ordering scope: cluster_scope_arrive is PTX's.
-inline constexpr std::string_view kKernelOnlyRules[] = {"kernel_fault", "cluster_scope_arrive"};
+// pair. A scenario's arrivals have no memory-ordering scope: cluster_scope_arrive is PTX's; nor do its
+// steps have lanes and addresses: shared_bank_conflict is PTX's.
+inline constexpr std::string_view kKernelOnlyRules[] = {"kernel_fault", "cluster_scope_arrive", "shared_bank_conflict"};
 
 inline bool is_kernel_only(std::string_view id) {
   for (std::string_view r : kKernelOnlyRules)
