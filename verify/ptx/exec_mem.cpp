@@ -54,8 +54,7 @@ Wavefronts shared_wavefronts(Exec& x, const DOp& addr, uint32_t bytes) {
 
 // A warp's ld / st of shared memory: its wavefronts, where shared memory is timed.
 void charge_shared_access(Exec& x, const DOp& addr, uint32_t bytes) {
-  const InstructionTiming& c = x.grid->costs;
-  if (c.shared_wavefront_ns <= 0 && c.shared_access_ns <= 0 && c.shared_warp_wavefront_ns <= 0) return;
+  if (!x.grid->costs.shared_timed()) return;
   const Wavefronts w = shared_wavefronts(x, addr, bytes);
   if (w.taken > w.phases) {
     SharedConflicts& s = x.grid->shared_conflicts[uint64_t{x.cur_fn} << 32 | x.cur_pc];

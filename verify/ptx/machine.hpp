@@ -117,12 +117,7 @@ class Warp {
 // Per-instruction cost in nanoseconds charged for instructions executed between requests
 // (the arch's issue rate); set by the caller once.
 void set_instruction_ns(GridState& grid, double ns);
-// The shared-memory bytes per ns one warp's accesses get (0: not charged beyond their issue).
 
-// What a warp's own instructions cost beyond their issue (scoreboard.cpp; docs/calibration.md, "PTX
-// instructions"), in ns: when each class of result can be read, and what an SM's global-store path
-// takes per store instruction and per 32-byte sector it writes whole or in part, and what the
-// device's takes per sector. All zero: no latencies and free stores (the model before the scoreboard).
 // A shared-memory instruction's bank conflicts over a run: how often it ran with a conflict, and the
 // wavefronts those executions took against the conflict-free count (one per phase of lanes).
 struct SharedConflicts {
@@ -131,6 +126,10 @@ struct SharedConflicts {
 // By instruction (function << 32 | pc), for the run's report.
 const std::unordered_map<uint64_t, SharedConflicts>& shared_conflicts(const GridState& grid);
 
+// What a warp's own instructions cost beyond their issue (scoreboard.cpp; docs/calibration.md, "PTX
+// instructions"), in ns: when each class of result can be read, and what an SM's global-store path
+// takes per store instruction and per 32-byte sector it writes whole or in part, and what the
+// device's takes per sector. All zero: no latencies and free stores (the model before the scoreboard).
 struct InstructionTiming {
   double alu_ns = 0, convert_ns = 0, int_convert_ns = 0, mufu_ns = 0, mufu_fixup_ns = 0, divide_ns = 0, shfl_ns = 0;
   double mul64_ns = 0, mulhi64_ns = 0;  // 64-bit integer mul / mad: .lo, .hi
@@ -150,6 +149,7 @@ struct InstructionTiming {
   // banks) every shared_wavefront_ns from all its warps in turn; the access holds its warp at least
   // shared_access_ns, and shared_warp_wavefront_ns a wavefront.
   double shared_wavefront_ns = 0, shared_access_ns = 0, shared_warp_wavefront_ns = 0;
+  bool shared_timed() const { return shared_wavefront_ns > 0 || shared_access_ns > 0 || shared_warp_wavefront_ns > 0; }
 };
 InstructionTiming instruction_timing(const model::Timing& timing);
 void set_instruction_timing(GridState& grid, const InstructionTiming& t);

@@ -453,7 +453,7 @@ struct Exec {
   // (0: none), noted by charge_param_read and read where the value is first used (param_lines_ready).
   uint64_t param_first_line = 0, param_last_line = 0;
   bool param_read_at_use = false;
-  bool end_step = false;              // a global store took the CTA's store path: let the others catch up
+  bool end_step = false;              // a global store or a shared access took a shared path: let the others catch up
   double block_issue = 0;             // scoreboard: when the current block's instructions have all issued
   double issue_at = 0;                // scoreboard: when the instruction executing issues
   double now_ns = 0;
@@ -521,26 +521,17 @@ struct Exec {
   // A shared-memory access that takes `wavefronts` passes of the SM's banks (scoreboard.cpp).
   void charge_shared(uint32_t wavefronts);
 
-  // A read of parameter bytes [off, off + bytes): waits for each line its SM's constant cache does
-  // not hold yet (InstructionTiming::param_miss_ns).
+  // A read of parameter bytes [off, off + bytes): a load's lines are noted for its value's first use
+  // (param_read_at_use); any other read waits here for each line its SM's constant cache does not hold
+  // yet (InstructionTiming::param_miss_ns).
   void charge_param_read(uint64_t off, uint32_t bytes);
   // Parameter lines [first, last] asked for now: when the last of them is in the SM's constant cache
   // (each miss after the SM's misses queued before it).
   double param_lines_ready(uint64_t first_line, uint64_t last_line, double now);
-  // The registers of `v` (a load's destinations) hold parameter lines read where they are first used.
-  void read_params_at_use(const DOp& v) {
-    const uint64_t tag = (param_first_line << 32) | param_last_line;
-    const auto one = [&](const DOp& o) {
-      if (o.kind != OpKind::Reg) return;
-      if (frame->param_pending.size() <= o.idx) frame->param_pending.resize(fn->nvals, 0);
-      frame->param_pending[o.idx] = tag;
-    };
-    if (v.kind == OpKind::Vec) {
-      for (uint32_t k = 0; k < v.count; ++k) one(fn->pool[v.idx + k]);
-    } else {
-      one(v);
-    }
-  }
+  // The registers of `v` (a load's destinations) hold parameter lines read where they are first used
+  // (scoreboard.cpp).
+  void read_params_at_use(const DOp& v);
+  // A new miss on this SM's constant cache: how long it waits for the misses queued before it.
   double param_miss_queue(double now);
 
   // -- memory

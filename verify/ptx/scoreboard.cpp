@@ -160,9 +160,18 @@ void scoreboard_issue(Exec& x, const DInstr& in, uint32_t lanes) {
   for (uint32_t i = 0; i < in.ndst; ++i) each_operand(x, in.ops[i], write);
 }
 
+void Exec::read_params_at_use(const DOp& v) {
+  const uint64_t tag = (param_first_line << 32) | param_last_line;
+  each_operand(*this, v, [&](const DOp& o) {
+    if (o.kind != OpKind::Reg) return;
+    if (frame->param_pending.size() <= o.idx) frame->param_pending.resize(fn->nvals, 0);
+    frame->param_pending[o.idx] = tag;
+  });
+}
+
 void Exec::charge_shared(uint32_t wavefronts) {
   const InstructionTiming& c = grid->costs;
-  if (wavefronts == 0 || (c.shared_wavefront_ns <= 0 && c.shared_access_ns <= 0 && c.shared_warp_wavefront_ns <= 0)) return;
+  if (wavefronts == 0 || !c.shared_timed()) return;
   // The SM's banks serve a wavefront every shared_wavefront_ns to all its warps: a backlog that
   // drains with time. The step ends here so that the SM's other warps come in time order (a warp a step
   // ahead would put its accesses in the backlog before theirs).
