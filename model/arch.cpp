@@ -63,12 +63,24 @@ constexpr Timing kHopperTiming{
     // is a lower bound. The same rings spread over a window of 9 MiB or more get 7.3-9.3 TB/s (7.7-7.8
     // from 20 MiB on), at depths 2 to 6 and copies of 32 or 64 KiB alike, and so do rings that each
     // read only their own 1/132 of a 12-32 MiB window: what sets the rate is how many distinct lines
-    // are read, not each SM's span (docs/runs/tmaprobe-l2-h100-2026-11-26.txt). Not fitted to any GEMM
-    // row. Not modelled: 132 SMs reading the same lines of a 24 MiB window together get 13-22 TB/s.
+    // are read, not each SM's span (docs/runs/tmaprobe-l2-h100-2026-11-26.txt). That probe divides a
+    // launch's bytes by its whole span, ramp and tail included (its SMs do not share evenly, so some
+    // finish early); kernels/interp/l2mixprobe.cu keeps every SM streaming for a fixed 40 us and reads
+    // 8.32-8.39 TB/s from 10-24 MiB windows (docs/runs/l2mixprobe-h100-2026-11-28.txt): the slow rate.
+    // The same probe: hits and misses share it (sim/dram.hpp, set_hit_rate). Not fitted to any GEMM
+    // row. Not modelled: 33 or more SMs reading the same lines in lockstep get 10-22 TB/s (a copy
+    // apart, 8.2-8.8; groups of 16 or fewer, 8.1-9.7: the same probe's `together`).
     .l2_bytes = 50e6,
     .l2_bytes_per_ns = 22200.0,
     .l2_fast_set_bytes = 8.0 * 1024 * 1024,
-    .l2_slow_bytes_per_ns = 7800.0,
+    .l2_slow_bytes_per_ns = 8350.0,
+    // The same probe's `shares`: of 132 SMs streaming hits, most take 0.89-0.93 of the mean rate and a
+    // group 1.37-1.38 of it (between 5 and 25 % of the SMs; session 42's device trace showed a stable
+    // fast group of 26): 26 SMs at 1.45 times the others' share (1.41 from the mean, 1.48 from the
+    // quantiles). The DRAM's misses keep dram_share_spread, fitted with its loaded latency (the
+    // probe's cold SMs show the same fast group and a wider slow tail, 0.83-0.94).
+    .l2_favoured_sms = 26.0,
+    .l2_favoured_extra = 0.45,
     // Copies do not land in issue order: in bug 11's device trace one CTA's four copies land 1.4-2 us
     // apart, a straggler up to 5 us late; the native burst probe (case 2b) spreads CTA ends by 1 us.
     .tma_straggler_ns = 2000.0,
@@ -235,6 +247,8 @@ constexpr Timing blackwell_timing(Timing t) {
   t.l2_bytes_per_ns = 24700.0;
   t.l2_fast_set_bytes = 0.0;
   t.l2_slow_bytes_per_ns = 0.0;  // not measured on Blackwell (two dies, no device): one rate
+  t.l2_favoured_sms = 0.0;       // nor its shares: equal
+  t.l2_favoured_extra = 0.0;
   t.tma_straggler_ns = 0.0;      // search only; bug 11's device trace is the H100's
   t.smem_bytes_per_ns = 128.0 * 1.965;
   // B200's dense peaks (bf16 2.25, fp8 4.5, fp4 9 PFLOPS) over 148 SMs x kBlackwellMma: 1.856 GHz.
@@ -402,6 +416,8 @@ constexpr NamedTimingField kTimingFields[] = {
     {"l2_bytes_per_ns", &Timing::l2_bytes_per_ns},
     {"l2_fast_set_bytes", &Timing::l2_fast_set_bytes},
     {"l2_slow_bytes_per_ns", &Timing::l2_slow_bytes_per_ns},
+    {"l2_favoured_sms", &Timing::l2_favoured_sms},
+    {"l2_favoured_extra", &Timing::l2_favoured_extra},
     {"tma_straggler_ns", &Timing::tma_straggler_ns},
     {"warp_start_skew_ns", &Timing::warp_start_skew_ns},
     {"smem_bytes_per_ns", &Timing::smem_bytes_per_ns},
@@ -480,7 +496,7 @@ double timing_field_bound(TimingField field) {
 }
 
 bool timing_field_is_count(TimingField field) {
-  return field == &Timing::mma_queue_depth || field == &Timing::ptx_param_line_bytes;
+  return field == &Timing::mma_queue_depth || field == &Timing::ptx_param_line_bytes || field == &Timing::l2_favoured_sms;
 }
 
 const Arch* find_arch(std::string_view name) {

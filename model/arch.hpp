@@ -57,8 +57,9 @@ struct Timing {
   double dram_copy_overlap = 0;
   // The L2 between the SMs and the DRAM (sim/l2.hpp): TMA loads of a global box read recently enough
   // to still be held (LRU over l2_bytes) are served from it at l2_bytes_per_ns device-wide, each SM
-  // still no faster than its intake; only misses and stores reach the DRAM. l2_bytes = 0: no L2,
-  // every byte from the DRAM.
+  // still no faster than its intake; only misses and stores reach the DRAM. Hits and misses share
+  // one queue (sim/dram.hpp, set_hit_rate): beside misses, hits go at the misses' pace. l2_bytes = 0:
+  // no L2, every byte from the DRAM.
   double l2_bytes = 0;
   double l2_bytes_per_ns = 0;
   // The H100 serves hits at l2_bytes_per_ns only while the set of lines being read is small: a launch
@@ -70,6 +71,10 @@ struct Timing {
   // l2_slow_bytes_per_ns = 0: one rate for every hit.
   double l2_fast_set_bytes = 0;
   double l2_slow_bytes_per_ns = 0;
+  // Unequal shares of the L2's hits: l2_favoured_sms SMs, spread evenly over the SM ids, each take
+  // 1 + l2_favoured_extra times another SM's share (docs/semantics.md, "Unequal shares"). 0: equal.
+  double l2_favoured_sms = 0;
+  double l2_favoured_extra = 0;
   double tma_straggler_ns = 0;      // interleaving search only: how late a straggling copy may land
   double warp_start_skew_ns = 0;    // interleaving search only: a warp's first op starts up to this late
   double smem_bytes_per_ns = 0;     // per SM, what a bulk store reads out of smem
@@ -162,8 +167,8 @@ std::span<const std::string_view> timing_field_names();
 // whose weights 1 +- s must stay positive, and dram_copy_overlap, a share; 65536 for the counts;
 // infinity for the others.
 double timing_field_bound(TimingField field);
-// Fields that count things (mma_queue_depth, ptx_param_line_bytes) take whole numbers only: the
-// engine uses them as integers.
+// Fields that count things (mma_queue_depth, ptx_param_line_bytes, l2_favoured_sms) take whole
+// numbers only: the engine uses them as integers.
 bool timing_field_is_count(TimingField field);
 
 // The same timing with the SM clocked at `ghz` instead of clock_ghz (a GPU whose clocks are locked, as

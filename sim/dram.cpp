@@ -20,6 +20,26 @@ double DramQueue::cap_per_weight(int i) const {
   return c > 0 ? c / weight_[static_cast<size_t>(i)] : kInf;
 }
 
+double DramQueue::total_rate() const {
+  if (hit_bw_ <= 0) return bw_;
+  if (miss_weights_ <= 0) return hit_bw_;
+  return std::min(hit_bw_, bw_ * weights_ / miss_weights_);
+}
+
+void DramQueue::note_head(int i) {
+  Sm& s = sms_[static_cast<size_t>(i)];
+  const bool miss = !s.copies.empty() && !s.copies.front().hit;
+  if (miss == s.head_miss) return;
+  miss_weights_ += (miss ? 1.0 : -1.0) * weight_[static_cast<size_t>(i)];
+  s.head_miss = miss;
+}
+
+void DramQueue::set_hit_rate(double bytes_per_ns) {
+  if (bytes_per_ns == hit_bw_) return;
+  hit_bw_ = bytes_per_ns;
+  if (!caps_.empty()) rebalance();
+}
+
 // A DRAM-limited SM spreads `overlap` of its rate evenly over its queued copies; a capped one takes
 // them strictly in order.
 void DramQueue::reshare(Sm& s) const {
@@ -53,12 +73,13 @@ void DramQueue::push_finish(int i) {
   finish_.push(Finish{s.vsync + finish_in(s) / weight_[static_cast<size_t>(i)], i, ++s.version});
 }
 
-void DramQueue::add(int sm, double bytes, double cap, uint32_t token) {
+void DramQueue::add(int sm, double bytes, double cap, uint32_t token, bool hit) {
   Sm& s = sms_[static_cast<size_t>(sm)];
   if (!s.copies.empty() && !s.capped) sync(sm);
-  s.copies.push_back(Copy{bytes, cap, token});
+  s.copies.push_back(Copy{bytes, cap, token, hit});
   if (s.copies.size() == 1) {
     weights_ += weight_[static_cast<size_t>(sm)];
+    note_head(sm);
     s.cap_key = caps_.insert({cap_per_weight(sm), sm});
     s.capped = false;
     s.vsync = vnow_;
@@ -124,6 +145,9 @@ void DramQueue::take_done(std::vector<uint32_t>& out) {
       out.push_back(c.token);
       return true;
     });
+    const bool was_miss = s.head_miss;
+    note_head(i);
+    if (hit_bw_ > 0 && s.head_miss != was_miss) changed = true;  // the rate the SMs share changed with it
     if (s.copies.empty()) {
       weights_ -= weight_[static_cast<size_t>(i)];
       caps_.erase(s.cap_key);
@@ -144,7 +168,7 @@ void DramQueue::take_done(std::vector<uint32_t>& out) {
     }
     if (!s.capped) push_finish(i);  // the next copy, or the same one where rounding left a few bytes
   }
-  if (caps_.empty()) weights_ = 0;  // no drift from the sums
+  if (caps_.empty()) weights_ = miss_weights_ = 0;  // no drift from the sums
   if (changed) rebalance();
 }
 
@@ -175,7 +199,7 @@ void DramQueue::set_capped(int i, bool capped) {
 // weighted share of what is left takes its cap; the rest split what is left by weight, which is the
 // virtual clock's rate. The scan stops at the first SM its cap does not hold back.
 void DramQueue::rebalance() {
-  double left = bw_, weights = weights_;
+  double left = total_rate(), weights = weights_;
   size_t uncapped = caps_.size();
   std::vector<int>& next = next_capped_;
   next.clear();

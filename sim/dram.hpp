@@ -4,6 +4,7 @@
 // rate). Where the DRAM rather than its intake limits an SM, a share `overlap` of the SM's rate is
 // spread evenly over all its queued copies and the rest goes to the oldest: the DRAM serves an SM's
 // outstanding requests partly side by side, so a burst's first copy lands later than in order.
+// With a hit rate set, the same queue serves the L2's hits beside the misses (set_hit_rate).
 // A fluid model: rates change only when an SM's queue changes, so the engine asks for the next finish
 // after every change.
 //
@@ -29,7 +30,14 @@ class DramQueue {
 
   // A copy of `bytes` into SM `sm`, served no faster than `cap` bytes/ns (0: no cap), queued behind
   // the SM's earlier copies. `token` comes back from take_done. Call advance(now) first.
-  void add(int sm, double bytes, double cap, uint32_t token);
+  // `hit`: its bytes are the L2's (set_hit_rate), not the DRAM's.
+  void add(int sm, double bytes, double cap, uint32_t token, bool hit = false);
+  // The L2's rate for hits (0: the queue serves misses only). Hits and misses share one queue: every
+  // SM with a copy queued (the engine's lanes: two an SM, sim/engine_impl.hpp) gets its share of one
+  // rate, min(hit rate, DRAM rate x W / W_miss), where W weighs the SMs queued and W_miss those whose
+  // oldest copy is a miss. So hits beside misses go no faster than the misses do
+  // (kernels/interp/l2mixprobe.cu). Call advance(now) first.
+  void set_hit_rate(double bytes_per_ns);
   // Serves every SM's copies up to `now`.
   void advance(double now);
   // When the next copy finishes at the current rates (infinity when none is queued).
@@ -43,6 +51,7 @@ class DramQueue {
   struct Copy {
     double left, cap;
     uint32_t token;
+    bool hit;
   };
   using CapKey = std::pair<double, int>;  // an SM's oldest copy's cap per weight, the SM
   struct Sm {
@@ -53,6 +62,7 @@ class DramQueue {
     uint64_t version = 0;      // not capped: its entry in the finish heap
     double share_head = 1, share_rest = 0;  // of its rate: to its oldest copy, to each later one
     std::multiset<CapKey>::iterator cap_key{};  // in caps_, while it has copies
+    bool head_miss = false;    // its oldest copy is a miss (counted in miss_weights_)
   };
   struct Finish {
     double v;  // virtual finish time
@@ -62,6 +72,8 @@ class DramQueue {
   };
 
   double cap_per_weight(int i) const;
+  double total_rate() const;            // what the queued SMs share (set_hit_rate)
+  void note_head(int i);                // after SM i's oldest copy changed: miss_weights_
   void reshare(Sm& s) const;            // its shares, after its queue or `capped` changed
   void serve(Sm& s, double amount);     // `amount` of the SM's rate-time, split by its shares
   double finish_in(const Sm& s) const;  // of the SM's rate-time until one of its copies is done
@@ -71,6 +83,8 @@ class DramQueue {
   void rebalance();                     // the queued SMs or an oldest copy's cap changed
 
   double bw_, overlap_;
+  double hit_bw_ = 0;                   // set_hit_rate
+  double miss_weights_ = 0;             // of the SMs queued whose oldest copy is a miss
   std::vector<double> weight_;
   std::vector<Sm> sms_;
   double weights_ = 0;                  // of the SMs with copies queued

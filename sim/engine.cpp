@@ -49,12 +49,11 @@ std::string site_text(const Kernel& k, uint32_t site) {
 Engine::Engine(const Kernel& k, const RunOptions& o)
     : k_(&k), o_(o), tm_(run_timing(k, o)),
       timed_(o.untimed ? CopiedBox<TimedParts>() : CopiedBox<TimedParts>(TimedParts{std::mt19937_64(o.seed), EventQueue()})),
-      dram_(tm_.hbm_bytes_per_ns, dram_weights(tm_, queued_sms(k, o)), tm_.dram_copy_overlap),
+      dram_(tm_.hbm_bytes_per_ns, lane_weights(tm_, queued_sms(k, o)), tm_.dram_copy_overlap),
       // Untimed runs keep no L2 (nothing there is timed; the explorer copies engines, sim/explore.hpp).
-      l2_(tm_.l2_bytes_per_ns > 0 && !o.untimed ? tm_.l2_bytes : 0),
-      l2_hits_(tm_.l2_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)),
-      l2_slow_(tm_.l2_slow_bytes_per_ns, std::vector<double>(static_cast<size_t>(queued_sms(k, o)), 1.0)) {
+      l2_(tm_.l2_bytes_per_ns > 0 && !o.untimed ? tm_.l2_bytes : 0) {
   tma_unit_free_.assign(static_cast<size_t>(queued_sms(k, o)), 0.0);
+  lanes_per_kind_ = static_cast<int>(queued_sms(k, o));
   tm_.op_issue_ns *= o.issue_scale;
   tma_issue_added_ns_ = tm_.tma_issue_ns * (o.issue_scale - 1.0);
   tm_.tma_issue_ns *= o.issue_scale;

@@ -25,9 +25,10 @@ void Engine::dram_add(int sm, double cap, DramCopy c, double start) {
   c.unloaded_ns = cap > 0 ? c.dram_bytes / cap : 0;  // its own transfer, unshared
   const uint32_t token = take_slot(copies_, free_copies_);
   copies_[token] = c;
-  DramQueue& q = !c.from_l2 ? dram_ : c.l2_slow ? l2_slow_ : l2_hits_;
-  q.advance(now_);
-  q.add(sm, c.dram_bytes, cap, token);
+  dram_.advance(now_);
+  // The L2's rate is the launch's (its footprint against the fast set), set by each load as it enters.
+  if (!c.store) dram_.set_hit_rate(c.l2_slow ? tm_.l2_slow_bytes_per_ns : tm_.l2_bytes_per_ns);
+  dram_.add(lane(sm, c.from_l2), c.dram_bytes, cap, token, c.from_l2);
   schedule_dram();
 }
 
@@ -42,12 +43,8 @@ void Engine::copy_start(const Event& e) {
 void Engine::dram_done(const Event& e) {
   if (e.t == dram_event_at_) dram_event_at_ = std::numeric_limits<double>::infinity();
   dram_.advance(now_);
-  l2_hits_.advance(now_);
-  l2_slow_.advance(now_);
   done_tokens_.clear();
   dram_.take_done(done_tokens_);
-  l2_hits_.take_done(done_tokens_);
-  l2_slow_.take_done(done_tokens_);
   for (uint32_t t : done_tokens_) {
     const DramCopy c = copies_[t];
     free_copies_.push_back(t);

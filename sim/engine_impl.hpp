@@ -630,8 +630,8 @@ class Engine {
   // What a copy (or a store) waits on in the DRAM queue, and what happens when the DRAM has served it.
   struct DramCopy {
     bool store = false;  // a bulk store takes bandwidth; its completion is timed by the store itself
-    bool from_l2 = false;  // an L2 hit: served by l2_hits_ instead of the DRAM
-    bool l2_slow = false;  // an L2 hit of a launch whose footprint passes the fast set: served by l2_slow_ (Timing::l2_slow_bytes_per_ns)
+    bool from_l2 = false;  // an L2 hit: its bytes are the L2's, not the DRAM's (DramQueue::add's `hit`)
+    bool l2_slow = false;  // issued once the launch's footprint passed the fast set: the L2 gives Timing::l2_slow_bytes_per_ns
     uint32_t target = 0, slot = 0, site = 0, from = 0;
     int64_t bytes = 0, phase = 0;
     double dram_bytes = 0;
@@ -657,7 +657,7 @@ class Engine {
   // finish later leaves the earlier event pending (it fires, finds nothing done and schedules again),
   // so only changes that bring a finish forward cost an event.
   void schedule_dram() {
-    const double t = std::min({dram_.next_done(), l2_hits_.next_done(), l2_slow_.next_done()});
+    const double t = dram_.next_done();
     if (t < dram_event_at_) {
       dram_event_at_ = t;
       push(t, EventKind::DramDone, 0);
@@ -718,16 +718,24 @@ class Engine {
 
   void finish();
 
-  // Unequal shares of a loaded DRAM (Timing::dram_share_spread, docs/semantics.md): SM i's weight,
-  // spread evenly over [1 - s, 1 + s] along the golden-ratio sequence of SM ids. Neighbouring ids mix
-  // fast and slow: the device's slow SMs change between machines, and the model claims only how slow
-  // the slowest is.
-  static std::vector<double> dram_weights(const model::Timing& t, int64_t sms) {
-    std::vector<double> w(static_cast<size_t>(sms));
-    for (size_t i = 0; i < w.size(); ++i)
+  // The copies' queue has two lanes an SM: its misses (lane sm) and its hits (lane sms + sm), served
+  // side by side, so a hit does not wait behind its own SM's misses (the L2 answers it as it comes;
+  // assumed). Each lane's weight is its SM's share: a loaded DRAM's misses spread evenly over
+  // [1 - s, 1 + s] along the golden-ratio sequence of SM ids (Timing::dram_share_spread; neighbouring
+  // ids mix fast and slow: the device's slow SMs change between machines, and the model claims only
+  // how slow the slowest is); hits 1, or 1 + extra for the l2_favoured_sms SMs spread evenly over the
+  // ids (docs/semantics.md, "Unequal shares").
+  static std::vector<double> lane_weights(const model::Timing& t, int64_t sms) {
+    const auto n = static_cast<size_t>(sms);
+    const auto favoured = static_cast<size_t>(t.l2_favoured_sms);
+    std::vector<double> w(2 * n);
+    for (size_t i = 0; i < n; ++i) {
       w[i] = 1.0 + t.dram_share_spread * (2.0 * std::fmod((static_cast<double>(i) + 0.5) * 0.6180339887498949, 1.0) - 1.0);
+      w[n + i] = (i + 1) * favoured / n > i * favoured / n ? 1.0 + t.l2_favoured_extra : 1.0;
+    }
     return w;
   }
+  int lane(int sm, bool hit) const { return hit ? sm + lanes_per_kind_ : sm; }
 
   const Kernel* k_;  // a pointer, not a reference: engines are assigned (the search reuses finished runs' storage)
   RunOptions o_;
@@ -742,10 +750,11 @@ class Engine {
   uint64_t seq_ = 0;
   double now_ = 0;
   double stores_free_ = 0;  // the stores' first-come queue to DRAM: busy until (their completion, not their share)
+  // The copies' one queue, misses and hits alike (lane_weights): a hit beside misses goes no faster
+  // than they do (DramQueue::set_hit_rate; kernels/interp/l2mixprobe.cu).
   DramQueue dram_;
+  int lanes_per_kind_ = 1;  // the SMs queued: lane(sm, hit)
   L2Cache l2_;          // which boxes the L2 holds (hit or miss)
-  DramQueue l2_hits_;   // the L2's bandwidth, shared by the SMs as the DRAM's is
-  DramQueue l2_slow_;   // the same once the launch's footprint passes Timing::l2_fast_set_bytes
   double dram_event_at_ = std::numeric_limits<double>::infinity();  // the earliest DramDone pending
   // Copies in flight for the loaded latency: (landing time, bytes), earliest landing on top; the
   // bytes of copies the DRAM has not served yet are counted but have no landing time.

@@ -561,10 +561,10 @@ void Engine::do_tma(WarpRt& w, uint32_t id) {
   // rows from a cold L2 wait 4.5 us with 256-byte promotion, 2.9 without).
   const int64_t fill_bytes = op.a * op.l2_fill_boxes;
   const bool from_l2 = l2_.read(op.box, op.a, fill_bytes);
-  // Hits are slow once the launch's footprint passes the fast set: known from the start where sim::run
+  // The L2 is slow once the launch's footprint passes the fast set: known from the start where sim::run
   // found it does (a launch among back-to-back launches of itself cycles through all of it), else
   // once the L2 holds more.
-  const bool l2_slow = from_l2 && tm_.l2_slow_bytes_per_ns > 0 && (footprint_past_fast_set_ || l2_footprint_bytes() > tm_.l2_fast_set_bytes);
+  const bool l2_slow = tm_.l2_slow_bytes_per_ns > 0 && (footprint_past_fast_set_ || l2_footprint_bytes() > tm_.l2_fast_set_bytes);
   if (!from_l2) dram_busy_ += static_cast<double>(fill_bytes) / tm_.hbm_bytes_per_ns;
   const double latency = jit(tm_.tma_latency_ns);
   const double loaded = from_l2 ? 0.0 : count_in_flight(fill_bytes);

@@ -100,8 +100,9 @@ TEST(DramQueue, ADramLimitedSmServesItsCopiesPartlySideBySide) {
 // water-filling and serves each copy its share. DramQueue's virtual clock must agree with it.
 class ReferenceDram {
  public:
-  ReferenceDram(double bw, std::vector<double> w, double overlap) : bw_(bw), w_(std::move(w)), overlap_(overlap), q_(w_.size()) {}
-  void add(int sm, double bytes, double cap, uint32_t token) { q_[static_cast<size_t>(sm)].push_back({bytes, cap, token}); }
+  ReferenceDram(double bw, std::vector<double> w, double overlap, double hit_bw = 0)
+      : bw_(bw), hit_bw_(hit_bw), w_(std::move(w)), overlap_(overlap), q_(w_.size()) {}
+  void add(int sm, double bytes, double cap, uint32_t token, bool hit = false) { q_[static_cast<size_t>(sm)].push_back({bytes, cap, token, hit}); }
   // Serves until `until` or the next finish, whichever is first; returns the time reached.
   double step(double now, double until, std::vector<uint32_t>& done) {
     std::vector<double> rate(q_.size(), 0);
@@ -110,8 +111,14 @@ class ReferenceDram {
       if (!q_[i].empty()) busy.push_back(static_cast<int>(i));
     auto cpw = [&](int i) { const double c = q_[static_cast<size_t>(i)].front().cap; return c > 0 ? c / w_[static_cast<size_t>(i)] : 1e300; };
     std::sort(busy.begin(), busy.end(), [&](int a, int b) { return cpw(a) < cpw(b); });
-    double left = bw_, weights = 0;
-    for (int i : busy) weights += w_[static_cast<size_t>(i)];
+    double weights = 0, miss_weights = 0;
+    for (int i : busy) {
+      weights += w_[static_cast<size_t>(i)];
+      if (!q_[static_cast<size_t>(i)].front().hit) miss_weights += w_[static_cast<size_t>(i)];
+    }
+    // What the queued SMs share: the DRAM's rate, or with hits the L2's, no more than the DRAM's
+    // rate over the misses' part of the weights.
+    double left = hit_bw_ <= 0 ? bw_ : miss_weights <= 0 ? hit_bw_ : std::min(hit_bw_, bw_ * weights / miss_weights);
     std::vector<bool> capped(q_.size(), false);
     for (int i : busy) {
       const double share = left * w_[static_cast<size_t>(i)] / weights;
@@ -139,31 +146,32 @@ class ReferenceDram {
   }
 
  private:
-  struct Item { double left, cap; uint32_t token; };
-  double bw_;
+  struct Item { double left, cap; uint32_t token; bool hit; };
+  double bw_, hit_bw_;
   std::vector<double> w_;
   double overlap_;
   std::vector<std::vector<Item>> q_;
 };
 
-// Random arrivals of copies of random sizes and caps onto 12 SMs of unequal weights, with overlap:
-// every copy finishes when the plain computation says.
-TEST(DramQueue, AgreesWithThePlainComputationOnRandomArrivals) {
+// Random arrivals of copies of random sizes and caps onto 12 SMs of unequal weights, with overlap
+// (and with `hit_bw`, a third of them L2 hits): every copy finishes when the plain computation says.
+void agree_on_random_arrivals(double hit_bw) {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     std::mt19937 rng(seed);
     const int sms = 12;
     std::vector<double> w(sms);
     for (int i = 0; i < sms; ++i) w[static_cast<size_t>(i)] = 0.8 + 0.4 * std::uniform_real_distribution<double>(0, 1)(rng);
     DramQueue fast(300.0, w, 0.3);
-    ReferenceDram ref(300.0, w, 0.3);
-    struct Arrival { double t; int sm; double bytes, cap; };
+    fast.set_hit_rate(hit_bw);
+    ReferenceDram ref(300.0, w, 0.3, hit_bw);
+    struct Arrival { double t; int sm; double bytes, cap; bool hit; };
     std::vector<Arrival> arrivals;
     double t = 0;
     for (int k = 0; k < 200; ++k) {
       t += std::exponential_distribution<double>(0.2)(rng);
       const double bytes = 16.0 * static_cast<double>(1 + rng() % 256);
       const double cap = rng() % 3 == 0 ? 0.0 : 10.0 + static_cast<double>(rng() % 60);
-      arrivals.push_back({t, static_cast<int>(rng() % sms), bytes, cap});
+      arrivals.push_back({t, static_cast<int>(rng() % sms), bytes, cap, hit_bw > 0 && rng() % 3 == 0});
     }
     std::vector<double> fast_done(arrivals.size(), -1), ref_done(arrivals.size(), -1);
     // The fast queue, driven as the engine drives it.
@@ -178,7 +186,7 @@ TEST(DramQueue, AgreesWithThePlainComputationOnRandomArrivals) {
         now = std::min(nd, na);
         fast.advance(now);
         if (na <= nd) {
-          fast.add(arrivals[next].sm, arrivals[next].bytes, arrivals[next].cap, static_cast<uint32_t>(next));
+          fast.add(arrivals[next].sm, arrivals[next].bytes, arrivals[next].cap, static_cast<uint32_t>(next), arrivals[next].hit);
           ++next;
         } else {
           out.clear();
@@ -193,7 +201,7 @@ TEST(DramQueue, AgreesWithThePlainComputationOnRandomArrivals) {
       std::vector<uint32_t> out;
       for (int guard = 0; guard < 100000; ++guard) {
         while (next < arrivals.size() && arrivals[next].t <= now) {
-          ref.add(arrivals[next].sm, arrivals[next].bytes, arrivals[next].cap, static_cast<uint32_t>(next));
+          ref.add(arrivals[next].sm, arrivals[next].bytes, arrivals[next].cap, static_cast<uint32_t>(next), arrivals[next].hit);
           ++next;
         }
         out.clear();
@@ -208,6 +216,47 @@ TEST(DramQueue, AgreesWithThePlainComputationOnRandomArrivals) {
       EXPECT_NEAR(fast_done[k], ref_done[k], 1e-6 * std::max(1.0, ref_done[k])) << "seed " << seed << " copy " << k;
     }
   }
+}
+
+TEST(DramQueue, AgreesWithThePlainComputationOnRandomArrivals) { agree_on_random_arrivals(0); }
+TEST(DramQueue, AgreesWithThePlainComputationOnRandomHitsAndMisses) { agree_on_random_arrivals(800.0); }
+
+// L2 hits and DRAM misses share one queue (kernels/interp/l2mixprobe.cu): alone, hits go at the L2's
+// rate; beside misses every SM queued takes the same share of min(L2 rate, DRAM rate x W / W_miss),
+// so the hits go at the misses' pace.
+TEST(DramQueue, HitsAloneGoAtTheL2sRate) {
+  DramQueue q(100.0, {1.0, 1.0});
+  q.set_hit_rate(400.0);
+  q.add(0, 200, 0, 0, true);
+  q.add(1, 200, 0, 1, true);
+  const auto done = drain(q, 2);
+  EXPECT_NEAR(done[0], 1.0, 1e-9);  // 200 B/ns each
+  EXPECT_NEAR(done[1], 1.0, 1e-9);
+}
+
+TEST(DramQueue, HitsBesideMissesGoAtTheMissesPace) {
+  DramQueue q(100.0, {1.0, 1.0, 1.0, 1.0});
+  q.set_hit_rate(400.0);
+  for (int sm = 0; sm < 3; ++sm) q.add(sm, 100, 0, static_cast<uint32_t>(sm));  // misses
+  q.add(3, 100, 0, 3, true);
+  // Three of four SMs miss: min(400, 100 x 4 / 3) = 133.3 B/ns shared, 33.3 each: the DRAM gives
+  // its 100 to the misses, and the hit goes no faster than they do.
+  const auto done = drain(q, 4);
+  for (int k = 0; k < 4; ++k) EXPECT_NEAR(done[static_cast<size_t>(k)], 3.0, 1e-9) << k;
+}
+
+TEST(DramQueue, TheSharedRateFollowsWhatEachSmTakesNext) {
+  DramQueue q(100.0, {1.0, 1.0});
+  q.set_hit_rate(400.0);
+  q.add(0, 100, 0, 0);        // a miss, then
+  q.add(0, 100, 0, 1, true);  // a hit
+  q.add(1, 300, 0, 2, true);
+  const auto done = drain(q, 3);
+  // One SM misses: min(400, 200) shared, 100 each, until the miss is done at 1.0; then both hit at
+  // 200 each (SM 0's 100 B done at 1.5); then SM 1 alone at 400 (its last 100 B: 1.75).
+  EXPECT_NEAR(done[0], 1.0, 1e-9);
+  EXPECT_NEAR(done[1], 1.5, 1e-9);
+  EXPECT_NEAR(done[2], 1.75, 1e-9);
 }
 
 }  // namespace

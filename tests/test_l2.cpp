@@ -3,6 +3,7 @@
 // two partitions, and `--sweep`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include "model/arch.hpp"
 #include "sim/l2.hpp"
@@ -304,6 +306,45 @@ TEST(L2Engine, AMulticastCopyIsReadOnce) {
   EXPECT_EQ(r.result.verdict, pipesim::sim::Verdict::Ok) << r.report;
   EXPECT_EQ(r.result.l2_miss_bytes + r.result.l2_hit_bytes, 16 * 16384);  // once per copy, not per CTA
   EXPECT_EQ(r.result.l2_hit_bytes, 0);
+}
+
+// scenarios/calibration/l2_mix.scn (the model's side of kernels/interp/l2mixprobe.cu `mix`): HOT CTAs
+// re-read a 16 MiB window the L2 holds, COLD ones stream boxes nothing reads twice. Each group's
+// landed bytes per ns, over the second to last quarter of the time to the first CTA's last landing
+// (both groups still run; the window's first pass is over).
+struct MixRates {
+  double hot = 0, cold = 0;  // B/ns per CTA of the group
+};
+MixRates mix_rates(int hot, int cold) {
+  pipesim::verify::CheckOptions o;
+  o.defines = {{"HOT", hot}, {"COLD", cold}, {"WINDOW", 512}};
+  o.run.record_trace = true;
+  const auto r = pipesim::verify::check_file(std::string(PIPESIM_SOURCE_DIR) + "/scenarios/calibration/l2_mix.scn", o);
+  EXPECT_FALSE(r.bad_input) << r.diagnostic;
+  EXPECT_EQ(r.result.verdict, pipesim::sim::Verdict::Ok) << r.report;
+  std::vector<double> last(static_cast<size_t>(hot + cold), 0);
+  for (const auto& sp : r.result.spans)
+    if (sp.warp == -1 && sp.label.starts_with("tma")) last[static_cast<size_t>(sp.cta)] = std::max(last[static_cast<size_t>(sp.cta)], sp.end_ns);
+  const double end = *std::min_element(last.begin(), last.end()), from = 0.25 * end;
+  MixRates m;
+  for (const auto& sp : r.result.spans)
+    if (sp.warp == -1 && sp.label.starts_with("tma") && sp.end_ns > from && sp.end_ns <= end)
+      (sp.cta < hot ? m.hot : m.cold) += 32768.0 / (end - from);
+  if (hot > 0) m.hot /= hot;
+  if (cold > 0) m.cold /= cold;
+  return m;
+}
+
+// The H100 (l2mixprobe mix): 33 SMs streaming hits beside 99 streaming misses take 33 GB/s each,
+// as the misses do (27), where alone they take the L2's rate (8.3 TB/s over 66 SMs: 111 each).
+TEST(L2Engine, HitsBesideMissesGoAtTheMissesPace) {
+  const MixRates beside = mix_rates(33, 99), alone = mix_rates(33, 0);
+  ASSERT_GT(beside.cold, 0);
+  EXPECT_LT(beside.hot, 1.5 * beside.cold);
+  EXPECT_GT(beside.hot, 0.75 * beside.cold);
+  EXPECT_GT(alone.hot, 3 * beside.hot);
+  // The misses together stay within the DRAM's rate.
+  EXPECT_LT(99 * beside.cold, 1.02 * pipesim::model::find_arch("sm_90a")->time.hbm_bytes_per_ns);
 }
 
 #ifdef PIPESIM_BIN
