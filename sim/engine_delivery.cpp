@@ -6,7 +6,7 @@
 
 namespace pipesim::sim::detail {
 
-// Queues `c` at SM `sm`'s share of the DRAM (or of the L2, for a hit), no faster than `cap` bytes/ns
+// Queues `c` in SM `sm`'s lane of the copies' queue (its misses' or its hits'), no faster than `cap` bytes/ns
 // (0: no cap), from `start` (now, or when the issuing SM's TMA unit takes the copy).
 void Engine::dram_add(int sm, double cap, DramCopy c, double start) {
   if (o_.untimed) {  // no DRAM queue: a copy lands when the explorer says (its TxLand is a choice)
