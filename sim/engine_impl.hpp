@@ -719,8 +719,8 @@ class Engine {
   void finish();
 
   // The copies' queue has two lanes an SM: its misses (lane sm) and its hits (lane sms + sm), served
-  // side by side, so a hit does not wait behind its own SM's misses (the L2 answers it as it comes;
-  // assumed). Each lane's weight is its SM's share: a loaded DRAM's misses spread evenly over
+  // side by side, so a hit does not wait behind its own SM's misses (kernels/interp/l2mixprobe.cu
+  // `order`: a hit issued right after its SM's miss lands before it). Each lane's weight is its SM's share: a loaded DRAM's misses spread evenly over
   // [1 - s, 1 + s] along the golden-ratio sequence of SM ids (Timing::dram_share_spread; neighbouring
   // ids mix fast and slow: the device's slow SMs change between machines, and the model claims only
   // how slow the slowest is); hits 1, or 1 + extra for the l2_favoured_sms SMs spread evenly over the

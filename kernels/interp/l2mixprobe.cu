@@ -8,9 +8,10 @@
 //   together  groups of CTAs walk the same lines a few copies apart: do lines read together come
 //             faster than the ~8 TB/s of lines read spread?
 //   shares    how evenly the SMs share hits, and misses
+//   order     whether a hit waits behind its own SM's earlier miss (the model's two lanes an SM)
 // The issuing lane's loop is kept free of divisions, 64-bit remainders and local memory (a probe's
 // own code can set its pace: docs/runs/dramprobe-mix-h100-2026-11-28.txt).
-//   nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a kernels/interp/l2mixprobe.cu -o l2mixprobe && ./l2mixprobe [mix|together|shares]
+//   nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a kernels/interp/l2mixprobe.cu -o l2mixprobe && ./l2mixprobe [mix|together|shares|order]
 // docs/runs/l2mixprobe-h100-2026-11-28.txt; the model's side: scenarios/calibration/l2_mix.scn,
 // tools/l2mix_model.py.
 #include <cuda/ptx>
@@ -90,6 +91,54 @@ __global__ void ring(const uint8_t* src, const Plan* plans, uint32_t bytes, int 
   out[blockIdx.x] = CtaOut{landed, g0};
 }
 
+// --- order: does a hit wait behind its own SM's earlier miss? Each CTA, `iters` times: copy `first`
+// (0: a miss, fresh lines; 1: a hit, a box of a window the L2 holds) and, right after, `second`
+// (-1: none), each of `bytes` on its own barrier; the warp polls both without blocking and notes the
+// cycle, from the first issue, at which each completes. Out: per CTA and iteration, the two landings.
+__global__ void order(const uint8_t* src, uint64_t cold_base, uint64_t window, uint32_t bytes, int first, int second, int iters,
+                      uint64_t* out) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  __shared__ __align__(8) uint64_t bars[2];
+  if ((threadIdx.x & 31) != 0) return;
+  ptx::mbarrier_init(&bars[0], 1u);
+  ptx::mbarrier_init(&bars[1], 1u);
+  ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  const uint64_t boxes = window / bytes;
+  uint64_t hot = uint64_t(blockIdx.x) * 7 % boxes, cold = cold_base + uint64_t(blockIdx.x) * uint64_t(iters) * bytes;
+  for (int it = 0; it < iters; ++it) {
+    const uint32_t parity = uint32_t(it & 1);
+    const int kinds[2] = {first, second};
+    const uint64_t c0 = clk();
+    for (int j = 0; j < 2; ++j) {
+      if (kinds[j] < 0) continue;
+      const uint8_t* from = kinds[j] == 1 ? src + hot * bytes : src + cold;
+      if (kinds[j] == 1) {
+        hot += 13;
+        if (hot >= boxes) hot -= boxes;
+      } else {
+        cold += bytes;
+      }
+      (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &bars[j], bytes);
+      ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, smem + size_t(j) * bytes, from, bytes, &bars[j]);
+    }
+    uint64_t land[2] = {0, 0};
+    bool done0 = false, done1 = second < 0;
+    while (!done0 || !done1) {
+      if (!done0 && ptx::mbarrier_test_wait_parity(&bars[0], parity)) {
+        land[0] = clk() - c0;
+        done0 = true;
+      }
+      if (!done1 && ptx::mbarrier_test_wait_parity(&bars[1], parity)) {
+        land[1] = clk() - c0;
+        done1 = true;
+      }
+    }
+    if (second < 0) (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &bars[1]);  // keep the parities in step
+    out[(size_t(blockIdx.x) * iters + it) * 2] = land[0];
+    out[(size_t(blockIdx.x) * iters + it) * 2 + 1] = land[1];
+  }
+}
+
 struct Launcher {
   const uint8_t* src;
   Plan* dplans;
@@ -124,7 +173,7 @@ double sum(const std::vector<double>& v, size_t from, size_t to) {
 
 }  // namespace
 
-// `l2mixprobe` every table; `l2mixprobe mix`, `together` or `shares` one of them.
+// `l2mixprobe` every table; `l2mixprobe mix`, `together`, `shares` or `order` one of them.
 int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
   cudaDeviceProp prop{};
@@ -233,6 +282,44 @@ int main(int argc, char** argv) {
                     q(0.95), q(1));
       }
     }
+  }
+  if (only.empty() || only == "order") {
+    // A copy alone, and a copy right after another of the same SM: the second's landing, in ns from the
+    // first issue (median over CTAs and 32 iterations, the first 4 left out). 1 SM, then every SM.
+    std::printf("\n== order: does a hit wait behind its own SM's earlier miss? ns from the first issue to each landing (medians)\n");
+    std::printf("%5s %-22s %10s %10s\n", "SMs", "copies (32 KiB each)", "first", "second");
+    const uint64_t window = uint64_t{4} << 20;
+    const int iters = 32;
+    uint64_t* dland = nullptr;
+    CK(cudaMalloc(&dland, sizeof(uint64_t) * 2 * size_t(sms) * iters));
+    CK(cudaFuncSetAttribute(order, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+    uint64_t launch = 0;
+    struct Case {
+      int first, second;
+      const char* name;
+    };
+    const Case cases[] = {{0, -1, "miss alone"}, {1, -1, "hit alone"}, {0, 1, "miss, then a hit"}, {1, 0, "hit, then a miss"}, {1, 1, "hit, then a hit"}, {0, 0, "miss, then a miss"}};
+    int khz = 0;
+    CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+    const double ghz = khz / 1e6;  // the nominal SM clock (the H100 held 1.98 GHz through these probes)
+    for (int n : {1, sms}) {
+      for (const Case& c : cases) {
+        L.warm(window, sms);
+        const uint64_t cold_base = kColdBase + (launch++ % 8) * (uint64_t{192} << 20);
+        order<<<n, 32, 2 * bytes>>>(src, cold_base, window, uint32_t(bytes), c.first, c.second, iters, dland);
+        CK(cudaDeviceSynchronize());
+        std::vector<uint64_t> h(2 * size_t(n) * iters);
+        CK(cudaMemcpy(h.data(), dland, sizeof(uint64_t) * h.size(), cudaMemcpyDeviceToHost));
+        std::vector<double> a, b;
+        for (int k = 0; k < n; ++k)
+          for (int it = 4; it < iters; ++it) {
+            a.push_back(double(h[(size_t(k) * iters + it) * 2]) / ghz);
+            if (c.second >= 0) b.push_back(double(h[(size_t(k) * iters + it) * 2 + 1]) / ghz);
+          }
+        std::printf("%5d %-22s %10.0f %10.0f\n", n, c.name, median(a), median(b));
+      }
+    }
+    CK(cudaFree(dland));
   }
   CK(cudaFree(L.dplans));
   CK(cudaFree(L.dout));
