@@ -26,12 +26,13 @@ double DramQueue::total_rate() const {
   return std::min(hit_bw_, bw_ * weights_ / miss_weights_);
 }
 
-void DramQueue::note_head(int i) {
+bool DramQueue::note_head(int i) {
   Sm& s = sms_[static_cast<size_t>(i)];
   const bool miss = !s.copies.empty() && !s.copies.front().hit;
-  if (miss == s.head_miss) return;
+  if (miss == s.head_miss) return false;
   miss_weights_ += (miss ? 1.0 : -1.0) * weight_[static_cast<size_t>(i)];
   s.head_miss = miss;
+  return true;
 }
 
 void DramQueue::set_hit_rate(double bytes_per_ns) {
@@ -145,9 +146,7 @@ void DramQueue::take_done(std::vector<uint32_t>& out) {
       out.push_back(c.token);
       return true;
     });
-    const bool was_miss = s.head_miss;
-    note_head(i);
-    if (hit_bw_ > 0 && s.head_miss != was_miss) changed = true;  // the rate the SMs share changed with it
+    if (note_head(i) && hit_bw_ > 0) changed = true;  // the rate the SMs share changed with it
     if (s.copies.empty()) {
       weights_ -= weight_[static_cast<size_t>(i)];
       caps_.erase(s.cap_key);

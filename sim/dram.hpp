@@ -73,7 +73,7 @@ class DramQueue {
 
   double cap_per_weight(int i) const;
   double total_rate() const;            // what the queued SMs share (set_hit_rate)
-  void note_head(int i);                // after SM i's oldest copy changed: miss_weights_
+  bool note_head(int i);                // after SM i's queue changed: miss_weights_; whether its oldest copy's kind changed
   void reshare(Sm& s) const;            // its shares, after its queue or `capped` changed
   void serve(Sm& s, double amount);     // `amount` of the SM's rate-time, split by its shares
   double finish_in(const Sm& s) const;  // of the SM's rate-time until one of its copies is done

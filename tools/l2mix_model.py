@@ -63,6 +63,8 @@ def main():
     ap.add_argument("--probe", default=os.path.join(HERE, "..", "docs", "runs", "l2mixprobe-h100-2026-11-28.txt"))
     ap.add_argument("--window", type=int, default=10, help="MiB (the probe: 10, 16, 24)")
     a = ap.parse_args()
+    if not (os.path.isfile(a.pipesim) and os.access(a.pipesim, os.X_OK)):
+        sys.exit(f"l2mix_model: --pipesim {a.pipesim}: not an executable file (build it: tools/test.sh)")
     probe = probe_rows(a.probe)
     sms = 132
     mixes = [(sms, 0), (sms // 2, 0), (0, sms), (0, sms // 2), (sms // 2, sms // 2), (sms * 3 // 4, sms - sms * 3 // 4), (sms // 4, sms - sms // 4)]
